@@ -1,0 +1,39 @@
+"""Run synchronous work (SQLite, git, file parsing) off the event loop.
+
+The pool is bounded so a burst of deliveries cannot start hundreds of threads,
+and every call has a timeout so a stuck call cannot hold a worker forever. A
+thread cannot be killed: on timeout the caller stops waiting and the thread
+finishes in the background, which is why callers keep each call short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class BlockingRunner:
+    """A bounded thread pool whose calls are awaited with a timeout."""
+
+    def __init__(self, max_workers: int = 4, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="blocking")
+        self.timeout = timeout
+
+    async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn(*args, **kwargs)`` in the pool; ``TimeoutError`` after ``timeout``."""
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+        return await asyncio.wait_for(future, self.timeout)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

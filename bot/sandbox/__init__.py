@@ -1,0 +1,1 @@
+"""GitHub and Buildkite stand-ins on loopback, for the tests and the demo."""

@@ -1,0 +1,1 @@
+"""Webhook handlers, one module per feature; each exports a gidgethub ``Router``."""

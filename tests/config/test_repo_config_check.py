@@ -1,0 +1,129 @@
+"""`followup-bot check-config PATH`: exit codes and what it prints where."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from bot import repo_config as rc
+
+from .samples import PIN_LINES
+from .test_repo_config_parse import DESIGN_SKETCH
+
+
+def run(path: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = rc.check_config(path, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_valid_config_prints_a_one_line_summary(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_text(DESIGN_SKETCH)
+    assert run(path) == (
+        0,
+        rc.MSG_CHECK_OK.format(
+            summary="handle @bot; 1 pin (flash-attention); "
+            "allowlist in .buildkite/check-torch-abi.py; buildkite vllm/ci; landing by squash"
+        )
+        + "\n",
+        "",
+    )
+
+
+def test_summary_says_which_features_are_off(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_text("handle: helper\n")
+    code, out, _ = run(path)
+    assert code == 0
+    assert out == "ok: handle @helper; 0 pins; allowlist off; buildkite off; landing off\n"
+
+
+def test_documented_example_is_valid_and_summarized_as_documented() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
+    example = re.search(r"```yaml\n(.*?)```", doc, re.DOTALL)
+    assert example is not None
+    summary = rc.MSG_CHECK_OK.format(summary=rc.summarize(rc.parse_repo_config(example[1])))
+    assert f"\n    {summary}\n" in doc
+
+
+def test_summary_lists_every_pin_and_pipeline() -> None:
+    pins = (
+        "pins:\n"
+        + "\n".join(PIN_LINES)
+        + "\n"
+        + "\n".join(PIN_LINES)
+        .replace("name: fa", "name: fb")
+        .replace("dependency: vllm-flash-attn", "dependency: other")
+    )
+    config = rc.parse_repo_config(
+        pins + "\nbuildkite: {organization: vllm, pipelines: [ci, ci-full]}"
+    )
+    assert rc.summarize(config).startswith("handle @bot; 2 pins (fa, fb); allowlist off; ")
+    assert "; buildkite vllm/ci,ci-full; " in rc.summarize(config)
+
+
+def test_invalid_config_prints_every_problem_and_a_count(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_text("pinz: []\nhandle: 7\n")
+    code, out, err = run(path)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"{path}:1:1: pinz: unknown key 'pinz' (did you mean 'pins'?)",
+        f"{path}:2:9: handle: "
+        + rc.MSG_WRONG_TYPE.format(expected="a string", kind="integer 7")
+        + rc.MSG_QUOTE_HINT,
+        rc.MSG_CHECK_FAILED.format(problems="2 problems", file=path),
+    ]
+
+
+def test_single_problem_count_is_singular(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_text("")
+    code, _, err = run(path)
+    assert code == 1
+    assert err.splitlines() == [
+        f"{path}:1:1: {rc.MSG_EMPTY_CONFIG}",
+        rc.MSG_CHECK_FAILED.format(problems="1 problem", file=path),
+    ]
+
+
+def test_huge_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_bytes(b"#" * (4 * rc.MAX_CONFIG_BYTES))
+    code, out, err = run(path)
+    assert (code, out) == (1, "")
+    assert err.splitlines()[0] == f"{path}: " + rc.MSG_TOO_LARGE.format(limit=rc.MAX_CONFIG_BYTES)
+
+
+def test_file_at_the_size_limit_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    body = b"handle: bot\n"
+    path.write_bytes(body + b"#" * (rc.MAX_CONFIG_BYTES - len(body)))
+    assert run(path)[0] == 0
+
+
+def test_non_utf8_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_bytes(b"handle: \xe9\n")
+    code, _, err = run(path)
+    assert code == 1
+    assert err.splitlines()[0] == f"{path}:1:9: " + rc.MSG_NOT_UTF8.format(
+        reason="invalid continuation byte"
+    )
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "absent.yml"
+    assert run(path) == (
+        2,
+        "",
+        rc.MSG_CANNOT_READ.format(file=path, reason="No such file or directory") + "\n",
+    )
+
+
+def test_directory_exits_2(tmp_path: Path) -> None:
+    code, out, err = run(tmp_path)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: cannot read {tmp_path}: ")

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+import pytest
+
+from bot.sandbox.contract import Contract
+
+
+@pytest.fixture(scope="session")
+def contract() -> Contract:
+    return Contract.load()
