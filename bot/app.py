@@ -1,0 +1,110 @@
+"""The aiohttp application: routes, and the services' lifetime in ``cleanup_ctx``.
+
+One ``ClientSession`` per app, one store, one inbox, one GitHub App client;
+all created when the app starts and closed when it stops. The routes are
+registered up front and reach the inbox through a typed app key once the
+context has built it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+import aiohttp
+from aiohttp import web
+from gidgethub import routing
+
+import handlers.bump
+from bot.blocking import BlockingRunner
+from bot.dispatch import build_dispatcher
+from bot.github import GitHubApp
+from bot.inbox import Inbox
+from bot.locks import KeyedLocks
+from bot.reconcile import reconcile_forever
+from bot.services import Services
+from bot.settings import Settings
+from bot.store import Store
+from bot.store_sqlite import SQLiteStore
+from bot.subjects import github_subject
+from bot.webhooks import MAX_BODY, github_webhook_handler, healthz
+
+WebView = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+SETTINGS = web.AppKey("settings", Settings)
+SERVICES = web.AppKey("services", Services)
+INBOX = web.AppKey("inbox", Inbox)
+GITHUB_VIEW = web.AppKey("github_view", WebView)  # type: ignore[type-abstract]
+
+DEFAULT_ROUTERS: tuple[routing.Router, ...] = (handlers.bump.router,)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    routers: Sequence[routing.Router] = DEFAULT_ROUTERS,
+    clock: Callable[[], float] = time.time,
+    backoff_base: float = 2.0,
+) -> web.Application:
+    """The service; ``backoff_base`` is the inbox's first retry delay (tests shrink it)."""
+    # Let the webhook view see (and refuse with 413) bodies just over the cap,
+    # instead of aiohttp answering before our handler runs.
+    app = web.Application(client_max_size=MAX_BODY + 1)
+    app[SETTINGS] = settings
+
+    async def services_ctx(app: web.Application) -> AsyncIterator[None]:
+        blocking = BlockingRunner(max_workers=4)
+        timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
+        session = aiohttp.ClientSession(timeout=timeout)
+        store: Store = SQLiteStore(settings.database, blocking)
+        await store.open()
+        github = GitHubApp(
+            session,
+            app_id=settings.app_id,
+            private_key=settings.private_key,
+            base_url=settings.github_api_url,
+            timeout=settings.http_timeout,
+            clock=clock,
+        )
+        services = Services(settings, session, store, blocking, github, clock, KeyedLocks())
+        inbox = Inbox(
+            store,
+            build_dispatcher(routers, services),
+            workers=settings.workers,
+            max_attempts=settings.max_attempts,
+            backoff_base=backoff_base,
+            clock=clock,
+        )
+        app[SERVICES] = services
+        app[INBOX] = inbox
+        app[GITHUB_VIEW] = github_webhook_handler(
+            settings.webhook_secret.encode(), inbox, github_subject, clock
+        )
+        await inbox.start()
+        ticker = None
+        if settings.reconcile_interval > 0 and settings.repositories:
+            ticker = asyncio.create_task(
+                reconcile_forever(inbox, settings.repositories, settings.reconcile_interval, clock),
+                name="reconcile",
+            )
+        try:
+            yield
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+            await inbox.stop()
+            await session.close()
+            await store.close()
+            blocking.close()
+
+    async def github_webhook(request: web.Request) -> web.StreamResponse:
+        return await request.app[GITHUB_VIEW](request)
+
+    app.cleanup_ctx.append(services_ctx)
+    app.router.add_post("/webhooks/github", github_webhook)
+    app.router.add_get("/healthz", healthz)
+    return app

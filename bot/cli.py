@@ -1,0 +1,91 @@
+"""The ``followup-bot`` command: serve, demo, check-config, plan."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="followup-bot",
+        description="Follow-up work for vLLM's CI migrations, as a GitHub App.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser(
+        "serve", help="run the webhook service (configured by FOLLOWUP_BOT_* variables)"
+    )
+
+    demo = commands.add_parser(
+        "demo", help="run the whole flow offline on loopback against the sandbox"
+    )
+    demo.add_argument("--keep", type=Path, help="keep the demo's repositories in this directory")
+
+    check = commands.add_parser("check-config", help="validate a .github/followup-bot.yml file")
+    check.add_argument("path", type=Path)
+
+    plan = commands.add_parser("plan", help="local dry runs of the bot's file edits")
+    plans = plan.add_subparsers(dest="plan", required=True, metavar="PLAN")
+    bump = plans.add_parser("bump", help="edit one FetchContent pin in a local checkout")
+    bump.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    bump.add_argument("--file", required=True, help="the CMake file, relative to --repo")
+    bump.add_argument("--dependency", required=True, help="the FetchContent_Declare name")
+    bump.add_argument("--to", required=True, help="the new GIT_TAG value (a commit sha)")
+    bump.add_argument(
+        "--write", action="store_true", help="apply the edit (default: print the diff)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve()
+    if args.command == "demo":
+        from bot.demo import run_demo
+
+        return run_demo(keep=args.keep, out=sys.stdout, err=sys.stderr)
+    if args.command == "check-config":
+        from bot.repo_config import check_config
+
+        return check_config(args.path, sys.stdout, sys.stderr)
+    from bot.plan_bump import plan_bump
+
+    return plan_bump(
+        args.repo,
+        args.file,
+        args.dependency,
+        args.to,
+        write=args.write,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def _serve() -> int:
+    from aiohttp import web
+
+    from bot.app import create_app
+    from bot.settings import Settings, SettingsError
+
+    try:
+        settings = Settings.from_env(os.environ)
+    except SettingsError as exc:
+        print(f"followup-bot: refusing to start:\n{exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    web.run_app(create_app(settings), host=settings.host, port=settings.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

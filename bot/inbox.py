@@ -1,0 +1,223 @@
+"""The durable inbox: workers that run stored deliveries, one subject at a time.
+
+Everything the bot does starts as a ``Delivery`` written to the store before
+anyone acts on it, so a crash or a restart loses nothing: deliveries a dead
+process was running are still RUNNING in the store and ``start`` queues them
+again. Workers claim the oldest due delivery whose subject is idle, which is
+what keeps two events about the same pin or PR from racing each other.
+
+Waking up uses one "something changed" ``asyncio.Event`` that is replaced
+every time it fires: a worker (or ``wait_idle``) takes the current event
+*before* looking at the store, so a change that lands after the look still
+wakes it, and there is no shared ``clear()`` to race on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+
+from bot.errors import is_transient, retry_after
+from bot.store import Delivery, DeliveryStatus, Store
+
+logger = logging.getLogger(__name__)
+
+Dispatcher = Callable[[Delivery], Awaitable[None]]
+
+LOG_OUTCOME = "delivery %s (%s, subject %s) attempt %d: %s"
+RESULT_DONE = "done"
+RESULT_RETRY = "retry in %.1fs after %s"
+RESULT_FAILED = "failed: %s"
+LOG_DUPLICATE = "delivery %s (%s) is a duplicate; dropped"
+LOG_REQUEUED = "requeued %d deliveries interrupted by the previous run"
+LOG_WORKER_ERROR = "inbox worker %s hit a store error; pausing"
+GAVE_UP = "gave up after {attempts} attempts; the last one never finished (crash or shutdown)"
+ALREADY_STARTED = "the inbox is already running"
+
+# After a store error a worker waits this long (or for the next change)
+# before trying again, so a broken database does not become a busy loop.
+STORE_ERROR_PAUSE = 1.0
+
+
+def backoff_delay(attempt: int, base: float, cap: float, rand: float) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2^(attempt-1))].
+
+    ``rand`` is a number in [0, 1) so callers (and tests) choose the randomness.
+    """
+    ceiling = min(cap, base * 2.0 ** max(attempt - 1, 0))
+    return max(ceiling, 0.0) * rand
+
+
+def failure_reason(exc: BaseException) -> str:
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+class Inbox:
+    def __init__(
+        self,
+        store: Store,
+        dispatch: Dispatcher,
+        *,
+        workers: int = 4,
+        max_attempts: int = 8,
+        backoff_base: float = 2.0,
+        backoff_max: float = 600.0,
+        clock: Callable[[], float] = time.time,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self._store = store
+        self._dispatch = dispatch
+        self._workers = workers
+        self._max_attempts = max_attempts
+        self._backoff_base = backoff_base
+        self._backoff_max = backoff_max
+        self._clock = clock
+        self._rng = rng
+        self._busy: set[str] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._changed = asyncio.Event()
+
+    @property
+    def busy_subjects(self) -> frozenset[str]:
+        """Subjects a worker of this process is running right now."""
+        return frozenset(self._busy)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._tasks:
+            raise RuntimeError(ALREADY_STARTED)
+        requeued = await self._store.requeue_running()
+        if requeued:
+            logger.warning(LOG_REQUEUED, requeued)
+        self._tasks = [
+            asyncio.create_task(self._work(f"inbox-worker-{n}"), name=f"inbox-worker-{n}")
+            for n in range(self._workers)
+        ]
+
+    async def stop(self) -> None:
+        """Cancel the workers and wait for them; interrupted deliveries stay RUNNING."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- intake and observation ------------------------------------------------
+
+    async def submit(self, delivery: Delivery) -> bool:
+        """Store ``delivery`` durably and wake a worker; ``False`` for a duplicate id."""
+        accepted = await self._store.enqueue(delivery)
+        if accepted:
+            self._signal()
+        else:
+            logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
+        return accepted
+
+    async def wait_idle(self) -> None:
+        """Return once no delivery is QUEUED (due or not) or RUNNING."""
+        while True:
+            changed = self._changed
+            if await self._is_idle():
+                return
+            await changed.wait()
+
+    async def _is_idle(self) -> bool:
+        if await self._store.next_due() is not None:
+            return False
+        return not await self._store.list_deliveries(DeliveryStatus.RUNNING, limit=1)
+
+    def _signal(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    # -- workers ---------------------------------------------------------------
+
+    async def _work(self, name: str) -> None:
+        while True:
+            changed = self._changed
+            try:
+                now = self._clock()
+                delivery = await self._store.claim(now, self.busy_subjects)
+                if delivery is None:
+                    timeout = await self._idle_timeout(now)
+                else:
+                    # Another delivery may be due too: let an idle worker look.
+                    self._signal()
+                    await self._process(delivery)
+                    continue
+            except Exception:
+                logger.exception(LOG_WORKER_ERROR, name)
+                timeout = STORE_ERROR_PAUSE
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), timeout)
+
+    async def _idle_timeout(self, claimed_at: float) -> float | None:
+        """How long to sleep when nothing could be claimed at ``claimed_at``.
+
+        A delivery that was already due then was skipped because its subject
+        is busy: the end of that run will signal, so no timeout (a zero one
+        would spin). Otherwise wake when the earliest retry falls due.
+        """
+        due = await self._store.next_due()
+        if due is None or due <= claimed_at:
+            return None
+        return max(due - self._clock(), 0.0)
+
+    async def _process(self, delivery: Delivery) -> None:
+        self._busy.add(delivery.subject)
+        try:
+            if delivery.attempts > self._max_attempts:
+                # Only reachable when earlier attempts died with the process:
+                # a delivery that keeps crashing the bot must not loop forever.
+                await self._fail(delivery, GAVE_UP.format(attempts=delivery.attempts - 1))
+                return
+            try:
+                await self._dispatch(delivery)
+            except Exception as exc:
+                await self._record_failure(delivery, exc)
+            else:
+                await self._store.finish(delivery.delivery_id)
+                self._log(delivery, RESULT_DONE)
+        finally:
+            self._busy.discard(delivery.subject)
+            self._signal()
+
+    async def _record_failure(self, delivery: Delivery, exc: Exception) -> None:
+        reason = failure_reason(exc)
+        if not is_transient(exc) or delivery.attempts >= self._max_attempts:
+            await self._fail(delivery, reason)
+            return
+        requested = retry_after(exc)
+        delay = (
+            max(requested, 0.0)
+            if requested is not None
+            else backoff_delay(
+                delivery.attempts, self._backoff_base, self._backoff_max, self._rng()
+            )
+        )
+        await self._store.retry_later(delivery.delivery_id, self._clock() + delay, reason)
+        self._log(delivery, RESULT_RETRY % (delay, reason))
+
+    async def _fail(self, delivery: Delivery, reason: str) -> None:
+        await self._store.fail(delivery.delivery_id, reason)
+        self._log(delivery, RESULT_FAILED % reason, level=logging.WARNING)
+
+    def _log(self, delivery: Delivery, result: str, level: int = logging.INFO) -> None:
+        logger.log(
+            level,
+            LOG_OUTCOME,
+            delivery.delivery_id,
+            delivery.event,
+            delivery.subject,
+            delivery.attempts,
+            result,
+        )

@@ -1,0 +1,145 @@
+"""In-memory records of what GitHub keeps outside git: issues, pulls, comments, people.
+
+Git objects and refs live in ``GitStore``; everything here is mutated only on the
+event loop, so no locks are needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PERMISSION_LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
+# What repos/get-collaborator-permission-level reports as `permission` (the legacy field).
+LEGACY_PERMISSION = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+    "none": "none",
+}
+
+
+@dataclass(frozen=True)
+class User:
+    login: str
+    id: int
+    type: str = "User"  # "User" | "Bot" | "Organization"
+
+
+@dataclass
+class Label:
+    id: int
+    name: str
+    color: str = "ededed"
+    description: str | None = None
+
+
+@dataclass
+class Reaction:
+    id: int
+    user: User
+    content: str
+    created_at: float
+
+
+@dataclass
+class Comment:
+    id: int
+    repo: str
+    issue_number: int
+    user: User
+    body: str
+    created_at: float
+    updated_at: float
+    reactions: list[Reaction] = field(default_factory=list)
+
+
+@dataclass
+class Review:
+    id: int
+    user: User
+    state: str  # REST spelling: APPROVED | CHANGES_REQUESTED | COMMENTED
+    body: str
+    commit_id: str
+    submitted_at: float
+
+
+@dataclass
+class PullInfo:
+    head_ref: str
+    base_ref: str
+    head_sha: str  # kept current while open (pushes move it), frozen once closed
+    base_sha: str
+    maintainer_can_modify: bool = True
+    merged: bool = False
+    merged_at: float | None = None
+    merged_by: User | None = None
+    merge_commit_sha: str | None = None
+    reviews: list[Review] = field(default_factory=list)
+
+
+@dataclass
+class Issue:
+    number: int
+    id: int
+    title: str
+    body: str | None
+    user: User
+    state: str
+    created_at: float
+    updated_at: float
+    closed_at: float | None = None
+    labels: list[Label] = field(default_factory=list)
+    comment_ids: list[int] = field(default_factory=list)
+    pull: PullInfo | None = None
+
+
+@dataclass
+class Repo:
+    full_name: str
+    id: int
+    owner: User
+    default_branch: str
+    installation_id: int | None
+    created_at: float
+    pushed_at: float
+    issues: dict[int, Issue] = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)
+    permissions: dict[str, str] = field(default_factory=dict)
+    next_number: int = 1
+    private: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/", 1)[1]
+
+    def permission_of(self, login: str) -> str:
+        if login == self.owner.login:
+            return "admin"
+        return self.permissions.get(login, "none")
+
+    def open_pulls_with_head(self, branch: str) -> list[Issue]:
+        return [
+            issue
+            for issue in self.issues.values()
+            if issue.pull is not None and issue.state == "open" and issue.pull.head_ref == branch
+        ]
+
+
+@dataclass
+class Installation:
+    id: int
+    account: User
+    created_at: float
+
+
+class IdSequence:
+    """GitHub ids are unique across object kinds; one counter keeps that property."""
+
+    def __init__(self, start: int = 1000) -> None:
+        self._next = start
+
+    def __call__(self) -> int:
+        self._next += 1
+        return self._next

@@ -1,0 +1,430 @@
+"""Real git repositories on disk behind the GitHub stand-in.
+
+Every method is synchronous and runs git plumbing in a subprocess; the server
+calls them through ``asyncio.to_thread`` so the event loop never waits on git.
+The repositories are bare and isolated from the user's git configuration, so a
+developer's hooks, signing or aliases can never change what the tests see.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ZERO_SHA = "0" * 40
+EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+_IDENT_RE = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<ts>-?\d+) (?P<tz>[+-]\d{4})$")
+
+
+class GitError(Exception):
+    """A git command failed in a way the caller did not anticipate."""
+
+
+def is_sha(value: str) -> bool:
+    return bool(_SHA_RE.match(value))
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+    timestamp: int  # epoch seconds, always recorded as UTC
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    tree: str
+    parents: tuple[str, ...]
+    author: Identity
+    committer: Identity
+    message: str
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    type: str  # blob | tree | commit
+    sha: str
+    path: str
+    size: int | None
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One entry of a create-tree request: ``sha`` None deletes ``path``."""
+
+    path: str
+    mode: str
+    type: str
+    sha: str | None
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    filename: str
+    status: str  # added | removed | modified | renamed
+    additions: int
+    deletions: int
+    blob_sha: str | None
+    previous_filename: str | None
+
+
+def _parse_identity(value: str) -> Identity:
+    match = _IDENT_RE.match(value)
+    if match is None:
+        raise GitError(f"unparseable identity line: {value!r}")
+    return Identity(match["name"], match["email"], int(match["ts"]))
+
+
+def parse_commit(sha: str, raw: bytes) -> CommitInfo:
+    header, _, message = raw.decode("utf-8", errors="replace").partition("\n\n")
+    tree = ""
+    parents: list[str] = []
+    author = committer = None
+    for line in header.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "tree":
+            tree = value
+        elif key == "parent":
+            parents.append(value)
+        elif key == "author":
+            author = _parse_identity(value)
+        elif key == "committer":
+            committer = _parse_identity(value)
+    if author is None or committer is None or not tree:
+        raise GitError(f"malformed commit object {sha}")
+    return CommitInfo(sha, tree, tuple(parents), author, committer, message)
+
+
+class GitStore:
+    """One bare repository per ``owner/name`` under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        home = root / ".git-home"
+        home.mkdir(parents=True, exist_ok=True)
+        # Isolation from the machine's git config: no system file, no global file.
+        self._env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            "LC_ALL": "C",
+            "TZ": "UTC",
+        }
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def path(self, full_name: str) -> Path:
+        owner, name = full_name.split("/", 1)
+        return self.root / owner / f"{name}.git"
+
+    def _git(
+        self,
+        full_name: str,
+        *args: str,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        ok_codes: Iterable[int] = (0,),
+    ) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(
+            ["git", "--git-dir", str(self.path(full_name)), *args],
+            input=stdin,
+            capture_output=True,
+            env={**self._env, **(env or {})},
+            check=False,
+        )
+        if proc.returncode not in tuple(ok_codes):
+            raise GitError(
+                f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr.decode().strip()}"
+            )
+        return proc
+
+    def _out(self, full_name: str, *args: str, **kwargs: object) -> str:
+        return self._git(full_name, *args, **kwargs).stdout.decode().strip()  # type: ignore[arg-type]
+
+    def init(self, full_name: str, default_branch: str) -> None:
+        path = self.path(full_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["git", "init", "--bare", "--quiet", f"--initial-branch={default_branch}", str(path)],
+            env=self._env,
+            check=True,
+            capture_output=True,
+        )
+
+    # -- objects ----------------------------------------------------------------------------
+
+    def object_type(self, full_name: str, sha: str) -> str | None:
+        if not is_sha(sha):
+            return None
+        proc = self._git(full_name, "cat-file", "-t", sha, ok_codes=(0, 1, 128))
+        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+    def resolve_commit(self, full_name: str, rev: str) -> str | None:
+        """A branch name, tag name, full ref or sha → commit sha; None when unknown."""
+        if rev.startswith("-") or not rev:
+            return None
+        candidates = [rev] if rev.startswith("refs/") else [f"refs/heads/{rev}", f"refs/tags/{rev}"]
+        if is_sha(rev) or re.fullmatch(r"[0-9a-f]{7,40}", rev):
+            candidates.append(rev)
+        for candidate in candidates:
+            proc = self._git(
+                full_name,
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                f"{candidate}^{{commit}}",
+                ok_codes=(0, 1, 128),
+            )
+            if proc.returncode == 0:
+                return proc.stdout.decode().strip()
+        return None
+
+    def hash_blob(self, full_name: str, data: bytes) -> str:
+        return self._out(full_name, "hash-object", "-w", "--stdin", stdin=data)
+
+    def read_blob(self, full_name: str, sha: str) -> bytes:
+        return self._git(full_name, "cat-file", "blob", sha).stdout
+
+    def read_commit(self, full_name: str, sha: str) -> CommitInfo:
+        return parse_commit(sha, self._git(full_name, "cat-file", "commit", sha).stdout)
+
+    def read_commits(self, full_name: str, shas: Sequence[str]) -> list[CommitInfo]:
+        """Many commits through one ``cat-file --batch`` process (list-commits, compare)."""
+        if not shas:
+            return []
+        out = self._git(
+            full_name, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode()
+        ).stdout
+        commits: list[CommitInfo] = []
+        pos = 0
+        for sha in shas:
+            newline = out.index(b"\n", pos)
+            header = out[pos:newline].decode().split()
+            if len(header) != 3 or header[1] != "commit":
+                raise GitError(f"{sha} is not a commit")
+            size = int(header[2])
+            commits.append(parse_commit(sha, out[newline + 1 : newline + 1 + size]))
+            pos = newline + 1 + size + 1
+        return commits
+
+    def ls_tree(self, full_name: str, tree: str, *, recursive: bool = False) -> list[TreeEntry]:
+        args = ["ls-tree", "-z", "-l"] + (["-r", "-t"] if recursive else []) + [tree]
+        entries: list[TreeEntry] = []
+        for record in self._git(full_name, *args).stdout.decode().split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            mode, kind, sha, size = meta.split()
+            entries.append(TreeEntry(mode, kind, sha, path, None if size == "-" else int(size)))
+        return entries
+
+    def file_at(self, full_name: str, commit: str, path: str) -> tuple[str, str] | None:
+        """``(type, sha)`` of ``path`` inside ``commit``; None when it does not exist."""
+        proc = self._git(
+            full_name, "rev-parse", "--verify", "--quiet", f"{commit}:{path}", ok_codes=(0, 1, 128)
+        )
+        if proc.returncode != 0:
+            return None
+        sha = proc.stdout.decode().strip()
+        kind = self.object_type(full_name, sha)
+        return (kind, sha) if kind else None
+
+    def make_tree(
+        self, full_name: str, base_tree: str | None, changes: Sequence[TreeChange]
+    ) -> str:
+        """Apply ``changes`` (nested paths allowed) on top of ``base_tree`` with a private index."""
+        with tempfile.TemporaryDirectory(prefix="sandbox-index-") as tmp:
+            # update-index refuses to run without a work tree even for index-only edits;
+            # an empty scratch directory satisfies it and is never read.
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_WORK_TREE": tmp}
+            if base_tree:
+                self._git(full_name, "read-tree", base_tree, env=env)
+            else:
+                self._git(full_name, "read-tree", "--empty", env=env)
+            for change in changes:
+                self._remove_path(full_name, change.path, env)
+                if change.sha is None:
+                    continue
+                if change.type == "tree":
+                    self._git(
+                        full_name, "read-tree", f"--prefix={change.path}/", change.sha, env=env
+                    )
+                else:
+                    self._git(
+                        full_name,
+                        "update-index",
+                        "--add",
+                        "--cacheinfo",
+                        f"{change.mode},{change.sha},{change.path}",
+                        env=env,
+                    )
+            return self._out(full_name, "write-tree", env=env)
+
+    def _remove_path(self, full_name: str, path: str, env: Mapping[str, str]) -> None:
+        # A path may name a file or a whole directory: drop every index entry under it.
+        listed = self._git(full_name, "ls-files", "-z", "--", path, env=env).stdout.decode()
+        names = [name for name in listed.split("\0") if name]
+        if names:
+            self._git(
+                full_name,
+                "update-index",
+                "--force-remove",
+                "-z",
+                "--stdin",
+                stdin="".join(f"{n}\0" for n in names).encode(),
+                env=env,
+            )
+
+    def commit_tree(
+        self,
+        full_name: str,
+        tree: str,
+        parents: Sequence[str],
+        message: str,
+        author: Identity,
+        committer: Identity,
+    ) -> str:
+        env = {
+            "GIT_AUTHOR_NAME": author.name,
+            "GIT_AUTHOR_EMAIL": author.email,
+            "GIT_AUTHOR_DATE": f"{author.timestamp} +0000",
+            "GIT_COMMITTER_NAME": committer.name,
+            "GIT_COMMITTER_EMAIL": committer.email,
+            "GIT_COMMITTER_DATE": f"{committer.timestamp} +0000",
+        }
+        parent_args = [arg for parent in parents for arg in ("-p", parent)]
+        return self._out(
+            full_name, "commit-tree", tree, *parent_args, stdin=message.encode(), env=env
+        )
+
+    # -- refs -------------------------------------------------------------------------------
+
+    def get_ref(self, full_name: str, ref: str) -> str | None:
+        proc = self._git(full_name, "rev-parse", "--verify", "--quiet", ref, ok_codes=(0, 1, 128))
+        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+    def list_refs(self, full_name: str, prefix: str = "refs/") -> dict[str, str]:
+        out = self._out(full_name, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {name: sha for name, sha in pairs}
+
+    def update_ref(self, full_name: str, ref: str, new: str, old: str | None) -> bool:
+        """Move ``ref`` to ``new`` if it still points at ``old`` (ZERO_SHA: must not exist)."""
+        args = ["update-ref", ref, new] + ([old] if old is not None else [])
+        return self._git(full_name, *args, ok_codes=(0, 1, 128)).returncode == 0
+
+    def delete_ref(self, full_name: str, ref: str, old: str) -> bool:
+        return (
+            self._git(full_name, "update-ref", "-d", ref, old, ok_codes=(0, 1, 128)).returncode == 0
+        )
+
+    # -- history ----------------------------------------------------------------------------
+
+    def is_ancestor(self, full_name: str, ancestor: str, descendant: str) -> bool:
+        proc = self._git(
+            full_name, "merge-base", "--is-ancestor", ancestor, descendant, ok_codes=(0, 1)
+        )
+        return proc.returncode == 0
+
+    def merge_base(self, full_name: str, a: str, b: str) -> str | None:
+        proc = self._git(full_name, "merge-base", a, b, ok_codes=(0, 1))
+        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+    def rev_list(
+        self,
+        full_name: str,
+        *revs: str,
+        path: str | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+        skip: int = 0,
+    ) -> list[str]:
+        args = ["rev-list"]
+        if reverse:
+            args.append("--reverse")
+        if limit is not None:
+            args.append(f"--max-count={limit}")
+        if skip:
+            args.append(f"--skip={skip}")
+        args.extend(revs)
+        if path:
+            args.extend(["--", path])
+        return self._out(full_name, *args).split()
+
+    def count(self, full_name: str, *revs: str, path: str | None = None) -> int:
+        args = ["rev-list", "--count", *revs] + (["--", path] if path else [])
+        return int(self._out(full_name, *args))
+
+    def merge_trees(self, full_name: str, base_commit: str, head_commit: str) -> str | None:
+        """The tree of merging ``head_commit`` into ``base_commit``; None on a conflict."""
+        proc = self._git(
+            full_name,
+            "merge-tree",
+            "--write-tree",
+            "--no-messages",
+            base_commit,
+            head_commit,
+            ok_codes=(0, 1),
+        )
+        if proc.returncode == 1:
+            return None
+        return proc.stdout.decode().split()[0]
+
+    def diff(self, full_name: str, old: str, new: str) -> list[FileDiff]:
+        """Files changed between two commits or trees, with line counts (binary counts as 0)."""
+        numstat = self._git(full_name, "diff-tree", "-r", "-z", "-M", "--numstat", old, new)
+        raw = self._git(full_name, "diff-tree", "-r", "-z", "-M", "--raw", old, new)
+        counts: list[tuple[int, int]] = []
+        fields = numstat.stdout.decode().split("\0")
+        i = 0
+        while i < len(fields):
+            record = fields[i]
+            if not record:
+                i += 1
+                continue
+            added, deleted, path = record.split("\t", 2)
+            if path == "":  # a rename: the two names follow as separate fields
+                i += 2
+            counts.append(
+                (int(added) if added != "-" else 0, int(deleted) if deleted != "-" else 0)
+            )
+            i += 1
+        diffs: list[FileDiff] = []
+        items = raw.stdout.decode().split("\0")
+        j = 0
+        while j < len(items):
+            meta = items[j]
+            if not meta.startswith(":"):
+                j += 1
+                continue
+            _, _, _, new_sha, letter = meta[1:].split(" ")
+            kind = letter[0]
+            if kind in "RC":
+                previous, filename = items[j + 1], items[j + 2]
+                j += 3
+            else:
+                previous, filename = None, items[j + 1]
+                j += 2
+            status = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied"}
+            additions, deletions = counts[len(diffs)] if len(diffs) < len(counts) else (0, 0)
+            diffs.append(
+                FileDiff(
+                    filename=filename,
+                    status=status.get(kind, "changed"),
+                    additions=additions,
+                    deletions=deletions,
+                    blob_sha=None if kind == "D" else new_sha,
+                    previous_filename=previous,
+                )
+            )
+        return diffs

@@ -1,0 +1,149 @@
+"""The GitHub stand-in and the real bot, wired together on loopback.
+
+Shared by the end-to-end tests, the benchmarks and ``followup-bot demo`` so
+there is one way to stand the system up (not a copy per test file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from aiohttp import web
+
+from bot.app import INBOX, SERVICES, create_app
+from bot.inbox import Inbox
+from bot.sandbox.contract import Contract
+from bot.sandbox.github_server import GitHubSandbox
+from bot.sandbox.keys import generate_app_key
+from bot.services import Services
+from bot.settings import Settings
+
+APP_ID = "424242"
+SETTLE_TIMEOUT = 60.0
+
+
+@functools.cache
+def app_key() -> tuple[str, str]:
+    """One RSA key pair per process: generating one costs tens of milliseconds."""
+    return generate_app_key()
+
+
+@dataclass
+class BotProcess:
+    """The bot's aiohttp app served on a loopback port."""
+
+    app: web.Application
+    runner: web.AppRunner
+    webhook_url: str
+
+    @property
+    def inbox(self) -> Inbox:
+        return self.app[INBOX]
+
+    @property
+    def services(self) -> Services:
+        return self.app[SERVICES]
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
+async def start_bot(settings: Settings, *, backoff_base: float = 0.0) -> BotProcess:
+    app = create_app(settings, backoff_base=backoff_base)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    return BotProcess(app, runner, f"http://127.0.0.1:{port}/webhooks/github")
+
+
+@dataclass
+class Harness:
+    sandbox: GitHubSandbox
+    settings: Settings
+    bot: BotProcess | None
+
+    @property
+    def running(self) -> BotProcess:
+        if self.bot is None:
+            raise RuntimeError("the bot is not running")
+        return self.bot
+
+    async def settle(self) -> None:
+        """Until quiet: deliver what GitHub emitted, let the bot finish, repeat.
+
+        The bot's own writes make GitHub emit more webhooks (a push to the bump
+        branch, ``pull_request.opened``), so one round is not always enough.
+        """
+
+        async def rounds() -> None:
+            while True:
+                seen = len(self.sandbox.deliveries)
+                await self.sandbox.flush()
+                if self.bot is not None:
+                    await self.bot.inbox.wait_idle()
+                await self.sandbox.flush()
+                if len(self.sandbox.deliveries) == seen:
+                    return
+
+        await asyncio.wait_for(rounds(), SETTLE_TIMEOUT)
+
+    async def start(self, *, backoff_base: float = 0.0) -> BotProcess:
+        self.bot = await start_bot(self.settings, backoff_base=backoff_base)
+        self.sandbox.webhook_url = self.bot.webhook_url
+        return self.bot
+
+    async def stop(self) -> None:
+        if self.bot is not None:
+            await self.bot.stop()
+            self.bot = None
+            self.sandbox.webhook_url = None
+
+
+@asynccontextmanager
+async def harness(
+    workdir: Path,
+    *,
+    repositories: tuple[str, ...],
+    start: bool = True,
+    strict: bool = True,
+    backoff_base: float = 0.0,
+    **settings_overrides: object,
+) -> AsyncIterator[Harness]:
+    """A running stand-in, and (``start``) the bot serving webhooks from it."""
+    private_key, public_key = app_key()
+    secret = secrets.token_hex(16)
+    sandbox = GitHubSandbox(
+        workdir / "github",
+        app_id=APP_ID,
+        app_public_key_pem=public_key,
+        webhook_secret=secret,
+        contract=Contract.load(),
+        strict=strict,
+    )
+    await sandbox.start()
+    settings = Settings(
+        webhook_secret=secret,
+        app_id=APP_ID,
+        private_key=private_key,
+        repositories=repositories,
+        github_api_url=sandbox.base_url,
+        database=str(workdir / "followup-bot.sqlite3"),
+        reconcile_interval=0,
+    )
+    settings = replace(settings, **settings_overrides)  # type: ignore[arg-type]
+    env = Harness(sandbox, settings, None)
+    try:
+        if start:
+            await env.start(backoff_base=backoff_base)
+        yield env
+    finally:
+        await env.stop()
+        await sandbox.close()

@@ -1,0 +1,292 @@
+"""Environment → frozen settings, read once at start-up.
+
+The service refuses to start without its secrets: a webhook secret that is
+silently unset would disable signature checks, so every missing or invalid
+variable is reported together (one per line) instead of failing on the first.
+Nothing here reads ``os.environ``; the caller passes the mapping in once.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+T = TypeVar("T")
+
+PREFIX = "FOLLOWUP_BOT_"
+
+SETTINGS_ERROR_HEADER = "invalid followup-bot configuration:"
+MISSING = "{name}: required but not set"
+EMPTY = "{name}: must not be empty"
+NOT_AN_INT = "{name}: {value!r} is not an integer"
+NOT_A_NUMBER = "{name}: {value!r} is not a number"
+OUT_OF_RANGE = "{name}: {value} is outside {low}..{high}"
+BAD_URL = "{name}: {value!r} is not an http(s) URL"
+BAD_REPOSITORY = "{name}: {value!r} is not owner/name"
+BAD_LOG_LEVEL = "{name}: {value!r} is not one of {choices}"
+BOTH_KEYS = "{name}: set either {name} or {other}, not both"
+NOT_PEM = "{name}: does not look like a PEM private key"
+UNREADABLE_KEY = "{name}: cannot read {value!r}: {reason}"
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+# GitHub logins: alphanumerics and single hyphens; repository names also allow
+# dots and underscores. Checked here so a typo fails at start-up, not at the
+# first API call.
+_REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+")
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z]+ )?PRIVATE KEY-----")
+
+
+class SettingsError(Exception):
+    """The environment does not describe a runnable bot; ``problems`` lists why."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join([SETTINGS_ERROR_HEADER, *problems]))
+        self.problems = tuple(problems)
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One environment variable: the README table is generated from these."""
+
+    name: str
+    field: str  # the Settings field it sets
+    default: str | None  # None: no default (required, or one of a required pair)
+    description: str
+
+
+ENV_VARS: tuple[EnvVar, ...] = (
+    EnvVar(
+        f"{PREFIX}WEBHOOK_SECRET",
+        "webhook_secret",
+        None,
+        "Secret shared with GitHub to sign webhook deliveries (required).",
+    ),
+    EnvVar(f"{PREFIX}APP_ID", "app_id", None, "GitHub App id or client id (required)."),
+    EnvVar(
+        f"{PREFIX}PRIVATE_KEY",
+        "private_key",
+        None,
+        "GitHub App private key, PEM text. Set this or the _FILE variant.",
+    ),
+    EnvVar(
+        f"{PREFIX}PRIVATE_KEY_FILE",
+        "private_key",
+        None,
+        "Path of the GitHub App private key (PEM). Set this or the inline variant.",
+    ),
+    EnvVar(
+        f"{PREFIX}REPOSITORIES",
+        "repositories",
+        "",
+        "Comma-separated owner/name of the repositories the bot works on.",
+    ),
+    EnvVar(
+        f"{PREFIX}GITHUB_API_URL",
+        "github_api_url",
+        "https://api.github.com",
+        "Base URL of the GitHub REST API.",
+    ),
+    EnvVar(f"{PREFIX}DATABASE", "database", "followup-bot.sqlite3", "SQLite database file."),
+    EnvVar(f"{PREFIX}HOST", "host", "127.0.0.1", "Address the webhook server listens on."),
+    EnvVar(f"{PREFIX}PORT", "port", "8080", "Port the webhook server listens on (0: any)."),
+    EnvVar(f"{PREFIX}WORKERS", "workers", "4", "Inbox workers running deliveries (1..64)."),
+    EnvVar(
+        f"{PREFIX}RECONCILE_INTERVAL",
+        "reconcile_interval",
+        "300",
+        "Seconds between reconcile ticks; 0 disables them.",
+    ),
+    EnvVar(
+        f"{PREFIX}MAX_ATTEMPTS",
+        "max_attempts",
+        "8",
+        "Attempts at a delivery before it is recorded as failed.",
+    ),
+    EnvVar(f"{PREFIX}HTTP_TIMEOUT", "http_timeout", "30", "Timeout of one HTTP request, seconds."),
+    EnvVar(f"{PREFIX}LOGIN", "bot_login", "followup-bot[bot]", "The bot's own GitHub login."),
+    EnvVar(f"{PREFIX}LOG_LEVEL", "log_level", "INFO", "Logging level: " + ", ".join(LOG_LEVELS)),
+)
+
+
+def env_table_markdown() -> str:
+    """The README's table of environment variables."""
+    rows = ["| variable | default | description |", "|---|---|---|"]
+    for var in ENV_VARS:
+        default = "(none)" if var.default is None else f"`{var.default}`"
+        rows.append(f"| `{var.name}` | {default} | {var.description} |")
+    return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class Settings:
+    webhook_secret: str = field(repr=False)
+    app_id: str
+    private_key: str = field(repr=False)
+    repositories: tuple[str, ...]
+    github_api_url: str = "https://api.github.com"
+    database: str = "followup-bot.sqlite3"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 4
+    reconcile_interval: float = 300.0
+    max_attempts: int = 8
+    http_timeout: float = 30.0
+    bot_login: str = "followup-bot[bot]"
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Build settings from ``env``; ``SettingsError`` lists every problem."""
+        reader = _Reader(env)
+        settings = cls(
+            webhook_secret=reader.required("WEBHOOK_SECRET"),
+            app_id=reader.required("APP_ID").strip(),
+            private_key=reader.private_key(),
+            repositories=reader.optional("REPOSITORIES", (), _parse_repositories),
+            github_api_url=reader.optional("GITHUB_API_URL", cls.github_api_url, _parse_url),
+            database=reader.optional("DATABASE", cls.database, str),
+            host=reader.optional("HOST", cls.host, str.strip),
+            port=reader.optional("PORT", cls.port, _ranged_int(0, 65535)),
+            workers=reader.optional("WORKERS", cls.workers, _ranged_int(1, 64)),
+            reconcile_interval=reader.optional(
+                "RECONCILE_INTERVAL", cls.reconcile_interval, _ranged_float(0.0, 7 * 86400.0)
+            ),
+            max_attempts=reader.optional("MAX_ATTEMPTS", cls.max_attempts, _ranged_int(1, 100)),
+            http_timeout=reader.optional(
+                "HTTP_TIMEOUT", cls.http_timeout, _ranged_float(0.001, 3600.0)
+            ),
+            bot_login=reader.optional("LOGIN", cls.bot_login, str.strip),
+            log_level=reader.optional("LOG_LEVEL", cls.log_level, _parse_log_level),
+        )
+        if reader.problems:
+            raise SettingsError(reader.problems)
+        return settings
+
+
+class _Invalid(ValueError):
+    """A parser's complaint, formatted by ``_Reader`` with the variable name."""
+
+    def __init__(self, template: str, **fields: object) -> None:
+        super().__init__(template)
+        self.template = template
+        self.fields = fields
+
+
+class _Reader:
+    """Reads variables, collecting problems instead of stopping at the first."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+        self.problems: list[str] = []
+
+    def _raw(self, suffix: str) -> str | None:
+        # An empty value counts as unset: `VAR=` in an env file usually means
+        # "not configured", and for the secrets it must never mean "no secret".
+        value = self._env.get(PREFIX + suffix)
+        return value if value is not None and value.strip() else None
+
+    def required(self, suffix: str) -> str:
+        name = PREFIX + suffix
+        value = self._raw(suffix)
+        if value is None:
+            template = EMPTY if name in self._env else MISSING
+            self.problems.append(template.format(name=name))
+            return ""
+        return value
+
+    def optional(self, suffix: str, default: T, parse: Callable[[str], T]) -> T:
+        name = PREFIX + suffix
+        value = self._raw(suffix)
+        if value is None:
+            return default
+        try:
+            return parse(value)
+        except _Invalid as invalid:
+            fields: dict[str, object] = {"value": value, **invalid.fields}
+            self.problems.append(invalid.template.format(name=name, **fields))
+            return default
+
+    def private_key(self) -> str:
+        inline_name, file_name = PREFIX + "PRIVATE_KEY", PREFIX + "PRIVATE_KEY_FILE"
+        inline, path = self._raw("PRIVATE_KEY"), self._raw("PRIVATE_KEY_FILE")
+        if inline is not None and path is not None:
+            self.problems.append(BOTH_KEYS.format(name=inline_name, other=file_name))
+            return ""
+        if inline is None and path is None:
+            self.problems.append(MISSING.format(name=f"{inline_name} or {file_name}"))
+            return ""
+        if inline is not None:
+            # Many secret stores cannot hold newlines, so "\n" escapes are accepted.
+            key, name = (inline if "\n" in inline else inline.replace("\\n", "\n")), inline_name
+        else:
+            assert path is not None
+            name = file_name
+            try:
+                key = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                self.problems.append(UNREADABLE_KEY.format(name=name, value=path, reason=reason))
+                return ""
+        if not (_PEM_BEGIN.search(key) and _PEM_END.search(key)):
+            self.problems.append(NOT_PEM.format(name=name))
+            return ""
+        return key
+
+
+def _parse_repositories(value: str) -> tuple[str, ...]:
+    repositories: list[str] = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue  # tolerate "a/b, c/d," and stray spaces
+        if not _REPOSITORY.fullmatch(item):
+            raise _Invalid(BAD_REPOSITORY, value=item)
+        if item not in repositories:
+            repositories.append(item)
+    return tuple(repositories)
+
+
+def _parse_url(value: str) -> str:
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise _Invalid(BAD_URL)
+    return value.strip().rstrip("/")
+
+
+def _ranged_int(low: int, high: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            raise _Invalid(NOT_AN_INT) from None
+        if not low <= number <= high:
+            raise _Invalid(OUT_OF_RANGE, value=number, low=low, high=high)
+        return number
+
+    return parse
+
+
+def _ranged_float(low: float, high: float) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise _Invalid(NOT_A_NUMBER) from None
+        if not math.isfinite(number) or not low <= number <= high:
+            raise _Invalid(OUT_OF_RANGE, value=number, low=low, high=high)
+        return number
+
+    return parse
+
+
+def _parse_log_level(value: str) -> str:
+    level = value.strip().upper()
+    if level not in LOG_LEVELS:
+        raise _Invalid(BAD_LOG_LEVEL, choices=", ".join(LOG_LEVELS))
+    return level

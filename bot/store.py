@@ -1,0 +1,108 @@
+"""The bot's durable state, as a protocol every backend implements.
+
+Two kinds of data live here: the *inbox* (every delivery, webhook or internal,
+with its status, so a crash or restart loses nothing) and small JSON *state
+documents* keyed by ``(kind, key)`` that make side effects idempotent (the
+bump branch of a pin, the reply to a command comment, ...). The protocol says
+nothing about SQL so a PostgreSQL backend can follow the SQLite one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One unit of work: a webhook delivery or an internal (reconcile) event."""
+
+    delivery_id: str  # GitHub's X-GitHub-Delivery, or a generated id; the dedupe key
+    source: str  # "github" | "buildkite" | "internal"
+    event: str  # e.g. "pull_request"
+    payload: bytes  # the raw body, exactly as signed
+    subject: str  # deliveries with the same subject never run concurrently
+    received_at: float  # epoch seconds
+    attempts: int = 0  # attempts started so far (a claim counts as one)
+
+
+class DeliveryStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    delivery: Delivery
+    status: DeliveryStatus
+    next_attempt_at: float
+    last_error: str | None
+
+
+class UnknownDelivery(KeyError):
+    """A status change named a delivery id the store has never seen."""
+
+
+class Store(Protocol):
+    async def open(self) -> None:
+        """Connect and bring the schema up to date; call once before anything else."""
+
+    async def close(self) -> None:
+        """Release the connection; the store may not be used afterwards."""
+
+    async def enqueue(self, delivery: Delivery) -> bool:
+        """Record ``delivery`` as QUEUED and due now; durable when this returns.
+
+        ``False`` when the delivery id is already known, whatever its status:
+        that is how redeliveries are dropped.
+        """
+
+    async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
+        """Atomically take the oldest QUEUED delivery due at ``now``.
+
+        Skips deliveries whose subject is in ``busy_subjects`` or has a RUNNING
+        delivery. The claimed delivery becomes RUNNING with ``attempts + 1``
+        (the returned value carries the new count).
+        """
+
+    async def finish(self, delivery_id: str) -> None:
+        """Mark DONE. ``UnknownDelivery`` if the id is not stored (same for the next two)."""
+
+    async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
+        """Back to QUEUED, due at ``at``, remembering why the attempt failed."""
+
+    async def fail(self, delivery_id: str, reason: str) -> None:
+        """Mark FAILED for good, with the reason."""
+
+    async def requeue_running(self) -> int:
+        """Turn every RUNNING delivery back into QUEUED; the count. For start-up only."""
+
+    async def next_due(self) -> float | None:
+        """The earliest ``next_attempt_at`` among QUEUED deliveries, if any."""
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
+
+    async def list_deliveries(
+        self, status: DeliveryStatus | None = None, limit: int = 100
+    ) -> list[DeliveryRecord]:
+        """Deliveries (of ``status``, if given), most recently received first."""
+
+    async def handlers_done(self, delivery_id: str) -> frozenset[str]:
+        """Names of the handlers that already completed for this delivery."""
+
+    async def mark_handler_done(self, delivery_id: str, handler: str) -> None:
+        """Remember that ``handler`` completed, so a retry of the delivery skips it."""
+
+    async def get_state(self, kind: str, key: str) -> dict[str, Any] | None: ...
+
+    async def put_state(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        """Insert or replace a JSON document."""
+
+    async def delete_state(self, kind: str, key: str) -> None:
+        """Remove a document; no error if there is none."""
+
+    async def list_state(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        """Every ``(key, document)`` of ``kind``, ordered by key."""

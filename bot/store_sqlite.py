@@ -1,0 +1,408 @@
+"""The default ``Store``: one SQLite file, stdlib ``sqlite3``.
+
+Every call runs in the shared ``BlockingRunner`` so the event loop never waits
+on disk, and inherits its thread bound and timeout. The store keeps a single
+connection (``check_same_thread=False``) guarded by a ``threading.Lock``: the
+pool threads take turns on it, each call's statements are atomic with respect
+to the others, and SQLite would serialize the writers anyway. A dedicated
+one-thread executor would give the same ordering but would bypass the shared
+runner's bound and timeout, which the rest of the bot relies on.
+
+Durability: WAL journal with ``synchronous=FULL``, so a commit is on disk when
+the call returns; ``enqueue`` is a single autocommitted statement, which is
+what lets the webhook answer 202 only once the delivery survives a crash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from bot.blocking import BlockingRunner
+from bot.store import Delivery, DeliveryRecord, DeliveryStatus, Store, UnknownDelivery
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+STORE_NOT_OPEN = "the SQLite store is not open"
+
+# Applied in order, each in its own transaction; the schema_version row counts
+# how many have been applied. Append new migrations, never edit applied ones.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE deliveries (
+        seq INTEGER PRIMARY KEY,
+        delivery_id TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        event TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        subject TEXT NOT NULL,
+        received_at REAL NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        next_attempt_at REAL NOT NULL,
+        last_error TEXT
+    );
+    CREATE INDEX deliveries_due ON deliveries (status, next_attempt_at);
+    CREATE INDEX deliveries_by_subject ON deliveries (subject, status);
+    CREATE INDEX deliveries_by_age ON deliveries (received_at, seq);
+    CREATE TABLE handler_runs (
+        delivery_id TEXT NOT NULL REFERENCES deliveries (delivery_id) ON DELETE CASCADE,
+        handler TEXT NOT NULL,
+        PRIMARY KEY (delivery_id, handler)
+    ) WITHOUT ROWID;
+    CREATE TABLE state (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (kind, key)
+    ) WITHOUT ROWID;
+    """,
+)
+
+_DELIVERY_COLUMNS = (
+    "delivery_id, source, event, payload, subject, received_at, attempts,"
+    " status, next_attempt_at, last_error"
+)
+
+# Oldest first (arrival order breaks ties between equal timestamps); a subject
+# with a RUNNING delivery, or busy in the caller's process, is skipped.
+_CLAIM_SQL = f"""
+    SELECT {_DELIVERY_COLUMNS} FROM deliveries AS d
+    WHERE d.status = 'queued'
+      AND d.next_attempt_at <= :now
+      AND d.subject NOT IN (SELECT value FROM json_each(:busy))
+      AND NOT EXISTS (
+          SELECT 1 FROM deliveries AS r WHERE r.subject = d.subject AND r.status = 'running'
+      )
+    ORDER BY d.received_at, d.seq
+    LIMIT 1
+"""
+
+
+def split_statements(script: str) -> list[str]:
+    """Split an SQL script into complete statements (semicolons in strings are safe)."""
+    statements: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n\t;"):
+                statements.append(pending.strip())
+            pending = ""
+    if pending.strip(" \n\t;"):
+        statements.append(pending.strip().rstrip(";"))
+    return statements
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    # IMMEDIATE takes the write lock up front, so a read-then-write (claim,
+    # migrations) cannot interleave with another writer.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _record(row: sqlite3.Row) -> DeliveryRecord:
+    return DeliveryRecord(
+        delivery=Delivery(
+            delivery_id=row["delivery_id"],
+            source=row["source"],
+            event=row["event"],
+            payload=bytes(row["payload"]),
+            subject=row["subject"],
+            received_at=row["received_at"],
+            attempts=row["attempts"],
+        ),
+        status=DeliveryStatus(row["status"]),
+        next_attempt_at=row["next_attempt_at"],
+        last_error=row["last_error"],
+    )
+
+
+def _document(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise TypeError(f"stored state is not a JSON object: {type(value).__name__}")
+    return value
+
+
+class SQLiteStore(Store):
+    def __init__(self, path: str, blocking: BlockingRunner) -> None:
+        self.path = path
+        self._blocking = blocking
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    async def _run(
+        self,
+        fn: Callable[Concatenate[sqlite3.Connection, P], T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        return await self._blocking.run(self._locked, fn, *args, **kwargs)
+
+    def _locked(
+        self,
+        fn: Callable[Concatenate[sqlite3.Connection, P], T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        with self._lock:
+            if self._conn is None:
+                raise RuntimeError(STORE_NOT_OPEN)
+            return fn(self._conn, *args, **kwargs)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._conn is None:
+            self._conn = await self._blocking.run(self._connect)
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: no implicit transactions; single statements
+        # autocommit and multi-statement work uses explicit BEGIN IMMEDIATE.
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA busy_timeout = 5000")
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._run(_close)
+            self._conn = None
+
+    # -- inbox -----------------------------------------------------------------
+
+    async def enqueue(self, delivery: Delivery) -> bool:
+        return await self._run(_enqueue, delivery)
+
+    async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
+        return await self._run(_claim, now, busy_subjects)
+
+    async def finish(self, delivery_id: str) -> None:
+        await self._run(_set_status, delivery_id, DeliveryStatus.DONE, None, None)
+
+    async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
+        await self._run(_set_status, delivery_id, DeliveryStatus.QUEUED, at, reason)
+
+    async def fail(self, delivery_id: str, reason: str) -> None:
+        await self._run(_set_status, delivery_id, DeliveryStatus.FAILED, None, reason)
+
+    async def requeue_running(self) -> int:
+        return await self._run(_requeue_running)
+
+    async def next_due(self) -> float | None:
+        return await self._run(_next_due)
+
+    async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        return await self._run(_get_delivery, delivery_id)
+
+    async def list_deliveries(
+        self, status: DeliveryStatus | None = None, limit: int = 100
+    ) -> list[DeliveryRecord]:
+        return await self._run(_list_deliveries, status, limit)
+
+    async def handlers_done(self, delivery_id: str) -> frozenset[str]:
+        return await self._run(_handlers_done, delivery_id)
+
+    async def mark_handler_done(self, delivery_id: str, handler: str) -> None:
+        await self._run(_mark_handler_done, delivery_id, handler)
+
+    # -- state documents ---------------------------------------------------------
+
+    async def get_state(self, kind: str, key: str) -> dict[str, Any] | None:
+        return await self._run(_get_state, kind, key)
+
+    async def put_state(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        # Serialized here, on the caller's side, so a non-JSON value fails fast
+        # and the caller cannot mutate the dict while a thread encodes it.
+        if not isinstance(value, dict):
+            raise TypeError(f"state documents are JSON objects, not {type(value).__name__}")
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        await self._run(_put_state, kind, key, text)
+
+    async def delete_state(self, kind: str, key: str) -> None:
+        await self._run(_delete_state, kind, key)
+
+    async def list_state(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        return await self._run(_list_state, kind)
+
+
+# -- the synchronous halves, run in a pool thread under the store's lock --------
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this database lacks; the resulting schema version."""
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    for version, script in enumerate(MIGRATIONS, start=1):
+        # The version is re-read inside the write transaction so two processes
+        # opening the same new file cannot both apply a migration.
+        with _transaction(conn):
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO schema_version (version) VALUES (0)")
+                current = 0
+            else:
+                current = int(row[0])
+            if current >= version:
+                continue
+            for statement in split_statements(script):
+                conn.execute(statement)
+            conn.execute("UPDATE schema_version SET version = ?", (version,))
+    return schema_version(conn)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _close(conn: sqlite3.Connection) -> None:
+    conn.close()
+
+
+def _enqueue(conn: sqlite3.Connection, delivery: Delivery) -> bool:
+    # ON CONFLICT names the id on purpose: INSERT OR IGNORE would also swallow
+    # CHECK/NOT NULL violations and report them as duplicates.
+    cursor = conn.execute(
+        f"INSERT INTO deliveries ({_DELIVERY_COLUMNS})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, NULL)"
+        " ON CONFLICT (delivery_id) DO NOTHING",
+        (
+            delivery.delivery_id,
+            delivery.source,
+            delivery.event,
+            delivery.payload,
+            delivery.subject,
+            delivery.received_at,
+            delivery.attempts,
+            delivery.received_at,
+        ),
+    )
+    return cursor.rowcount == 1
+
+
+def _claim(conn: sqlite3.Connection, now: float, busy: frozenset[str]) -> Delivery | None:
+    with _transaction(conn):
+        row = conn.execute(_CLAIM_SQL, {"now": now, "busy": json.dumps(sorted(busy))}).fetchone()
+        if row is None:
+            return None
+        conn.execute(
+            "UPDATE deliveries SET status = 'running', attempts = attempts + 1"
+            " WHERE delivery_id = ?",
+            (row["delivery_id"],),
+        )
+    claimed = _record(row).delivery
+    return dataclasses.replace(claimed, attempts=claimed.attempts + 1)
+
+
+def _set_status(
+    conn: sqlite3.Connection,
+    delivery_id: str,
+    status: DeliveryStatus,
+    next_attempt_at: float | None,
+    reason: str | None,
+) -> None:
+    cursor = conn.execute(
+        "UPDATE deliveries SET status = ?,"
+        " next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?"
+        " WHERE delivery_id = ?",
+        (status.value, next_attempt_at, reason, delivery_id),
+    )
+    if cursor.rowcount == 0:
+        raise UnknownDelivery(delivery_id)
+
+
+def _requeue_running(conn: sqlite3.Connection) -> int:
+    cursor = conn.execute("UPDATE deliveries SET status = 'queued' WHERE status = 'running'")
+    return cursor.rowcount
+
+
+def _next_due(conn: sqlite3.Connection) -> float | None:
+    row = conn.execute(
+        "SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'queued'"
+    ).fetchone()
+    return None if row[0] is None else float(row[0])
+
+
+def _get_delivery(conn: sqlite3.Connection, delivery_id: str) -> DeliveryRecord | None:
+    row = conn.execute(
+        f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = ?", (delivery_id,)
+    ).fetchone()
+    return None if row is None else _record(row)
+
+
+def _list_deliveries(
+    conn: sqlite3.Connection, status: DeliveryStatus | None, limit: int
+) -> list[DeliveryRecord]:
+    status_value = None if status is None else status.value
+    rows = conn.execute(
+        f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE ? IS NULL OR status = ?"
+        " ORDER BY received_at DESC, seq DESC LIMIT ?",
+        (status_value, status_value, max(limit, 0)),
+    ).fetchall()
+    return [_record(row) for row in rows]
+
+
+def _handlers_done(conn: sqlite3.Connection, delivery_id: str) -> frozenset[str]:
+    rows = conn.execute(
+        "SELECT handler FROM handler_runs WHERE delivery_id = ?", (delivery_id,)
+    ).fetchall()
+    return frozenset(row["handler"] for row in rows)
+
+
+def _mark_handler_done(conn: sqlite3.Connection, delivery_id: str, handler: str) -> None:
+    try:
+        conn.execute(
+            "INSERT INTO handler_runs (delivery_id, handler) VALUES (?, ?)"
+            " ON CONFLICT (delivery_id, handler) DO NOTHING",
+            (delivery_id, handler),
+        )
+    except sqlite3.IntegrityError:
+        # The only remaining constraint is the foreign key to deliveries.
+        raise UnknownDelivery(delivery_id) from None
+
+
+def _get_state(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT value FROM state WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+    return None if row is None else _document(row["value"])
+
+
+def _put_state(conn: sqlite3.Connection, kind: str, key: str, text: str) -> None:
+    conn.execute(
+        "INSERT INTO state (kind, key, value) VALUES (?, ?, ?)"
+        " ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value",
+        (kind, key, text),
+    )
+
+
+def _delete_state(conn: sqlite3.Connection, kind: str, key: str) -> None:
+    conn.execute("DELETE FROM state WHERE kind = ? AND key = ?", (kind, key))
+
+
+def _list_state(conn: sqlite3.Connection, kind: str) -> list[tuple[str, dict[str, Any]]]:
+    rows = conn.execute(
+        "SELECT key, value FROM state WHERE kind = ? ORDER BY key", (kind,)
+    ).fetchall()
+    return [(row["key"], _document(row["value"])) for row in rows]

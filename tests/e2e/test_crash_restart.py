@@ -1,0 +1,114 @@
+"""A delivery that got 202 is never lost: ``followup-bot serve`` killed with SIGKILL, restarted."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from bot import bump_text
+from bot.demo import DOWNSTREAM, PIN_FILE, UPSTREAM
+from bot.sandbox.harness import Harness, app_key
+from tests.e2e.conftest import seed
+
+READY_MARK = b"Running on"
+START_TIMEOUT = 30.0
+PR_TIMEOUT = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def serve(env: dict[str, str]) -> AsyncIterator[asyncio.subprocess.Process]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "serve",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    output = b""
+    try:
+        async with asyncio.timeout(START_TIMEOUT):
+            while READY_MARK not in output:
+                line = await proc.stdout.readline()
+                assert line, f"serve exited early:\n{output.decode()}"
+                output += line
+        # keep draining so the child never blocks on a full pipe
+        drain = asyncio.create_task(_drain(proc.stdout))
+        try:
+            yield proc
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+            await drain
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.readline():
+        pass
+
+
+async def wait_for_bump_pr(env: Harness) -> dict[str, object]:
+    branch = bump_text.bump_branch("flash-attention")
+    async with asyncio.timeout(PR_TIMEOUT):
+        while True:
+            pulls = [p for p in env.sandbox.pulls(DOWNSTREAM) if p["head"]["ref"] == branch]
+            if pulls:
+                return pulls[0]
+            await asyncio.sleep(0.05)  # polling another process; not a timing assertion
+
+
+async def test_accepted_delivery_is_processed_after_kill_9(env: Harness, tmp_path: Path) -> None:
+    seed(env)
+    private_key, _ = app_key()
+    key_file = tmp_path / "app.pem"
+    key_file.write_text(private_key)
+    port = free_port()
+    child_env = {
+        "PATH": os.environ.get("PATH", ""),
+        "FOLLOWUP_BOT_WEBHOOK_SECRET": env.settings.webhook_secret,
+        "FOLLOWUP_BOT_APP_ID": env.settings.app_id,
+        "FOLLOWUP_BOT_PRIVATE_KEY_FILE": str(key_file),
+        "FOLLOWUP_BOT_REPOSITORIES": DOWNSTREAM,
+        "FOLLOWUP_BOT_GITHUB_API_URL": env.sandbox.base_url,
+        "FOLLOWUP_BOT_DATABASE": str(tmp_path / "serve.sqlite3"),
+        "FOLLOWUP_BOT_PORT": str(port),
+        "FOLLOWUP_BOT_RECONCILE_INTERVAL": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.sandbox.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
+
+    # GitHub's API is down: the bot can accept the webhook but not act on it.
+    env.sandbox.faults.fail_next(1_000_000, status=503)
+    async with serve(child_env) as first:
+        new = await env.sandbox.push_commit(UPSTREAM, {"csrc/a.cu": "// a\n"}, "Change (#190)")
+        await env.sandbox.flush()
+        assert env.sandbox.deliveries[-1].status == 202
+        first.kill()  # SIGKILL: no cleanup, no graceful shutdown
+        await first.wait()
+    env.sandbox.faults.clear()
+
+    async with serve(child_env):
+        pull = await wait_for_bump_pr(env)
+
+    assert str(pull["title"]).endswith(f"to {new[:7]} (1 commit)")
+    assert f"GIT_TAG {new}" in (
+        env.sandbox.read_file(DOWNSTREAM, str(pull["head"]["ref"]), PIN_FILE) or ""
+    )  # type: ignore[index]

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from github_fakes import APP_ID, FakeClock, FakeGitHub, MakeApp, RecordingSleep
+
+from bot.github import GitHubApp
+
+START = 1_700_000_000.0
+
+
+@pytest.fixture(scope="session")
+def rsa_keys() -> tuple[str, str]:
+    """(private PEM, public PEM); generated once because RSA key generation is slow."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(START)
+
+
+@pytest.fixture
+def sleeps(clock: FakeClock) -> RecordingSleep:
+    return RecordingSleep(clock)
+
+
+@pytest.fixture
+def fake_github(clock: FakeClock, rsa_keys: tuple[str, str]) -> FakeGitHub:
+    return FakeGitHub(clock, rsa_keys[1])
+
+
+@pytest.fixture
+async def github_server(
+    aiohttp_server: Callable[[Any], Awaitable[TestServer]], fake_github: FakeGitHub
+) -> AsyncIterator[TestServer]:
+    server = await aiohttp_server(fake_github.app)
+    yield server
+    # Let hanging handlers finish so the server can shut down promptly.
+    fake_github.release()
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as client_session:
+        yield client_session
+
+
+@pytest.fixture
+def make_app(
+    session: aiohttp.ClientSession,
+    github_server: TestServer,
+    rsa_keys: tuple[str, str],
+    clock: FakeClock,
+    sleeps: RecordingSleep,
+) -> MakeApp:
+    def make(**overrides: Any) -> GitHubApp:
+        settings: dict[str, Any] = {
+            "app_id": APP_ID,
+            "private_key": rsa_keys[0],
+            "base_url": str(github_server.make_url("")),
+            "clock": clock,
+            "sleep": sleeps,
+        }
+        settings.update(overrides)
+        return GitHubApp(session, **settings)
+
+    return make
+
+
+@pytest.fixture
+def github_app(make_app: MakeApp) -> GitHubApp:
+    return make_app()

@@ -1,0 +1,84 @@
+"""The retry decision on its own, for the header shapes the fake server does not cover."""
+
+from __future__ import annotations
+
+import http
+
+import gidgethub
+import pytest
+
+from bot.errors import TransientError
+from bot.github import RequestPolicy, graphql_url, retry_delay
+
+POLICY = RequestPolicy(clock=lambda: 1000.0, max_retries=2, max_wait=90.0)
+
+
+def failure(status: int, message: str = "", **headers: str) -> gidgethub.HTTPException:
+    args = (message,) if message else ()
+    return gidgethub.BadRequest(http.HTTPStatus(status), *args, headers=headers)
+
+
+def delay(exc: gidgethub.HTTPException, *, method: str = "GET", attempt: int = 1) -> float | None:
+    return retry_delay(POLICY, method=method, url="/x", exc=exc, attempt=attempt)
+
+
+def test_unparseable_retry_after_falls_back_to_the_reset_header() -> None:
+    exc = failure(
+        403,
+        **{"Retry-After": "soon", "X-RateLimit-Remaining": "0"},
+        **{"X-RateLimit-Reset": "1010"},
+    )
+    assert delay(exc) == 11.0
+
+
+def test_reset_already_passed_waits_only_the_margin() -> None:
+    exc = failure(403, **{"x-ratelimit-remaining": "0", "x-ratelimit-reset": "990"})
+    assert delay(exc) == 1.0
+
+
+def test_remaining_quota_means_a_403_is_not_a_primary_limit() -> None:
+    exc = failure(
+        403,
+        "Must have admin rights",
+        **{"x-ratelimit-remaining": "12", "x-ratelimit-reset": "1010"},
+    )
+    assert delay(exc) is None
+
+
+def test_403_whose_message_names_a_rate_limit_backs_off() -> None:
+    exc = failure(403, "You have exceeded a secondary rate limit.")
+    assert delay(exc) == 60.0
+
+
+def test_rate_limit_beyond_max_retries_is_transient() -> None:
+    with pytest.raises(TransientError) as raised:
+        delay(failure(429, **{"retry-after": "2"}), attempt=3)
+    assert raised.value.retry_after == 2.0
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE"])
+def test_server_errors_retried_for_idempotent_methods(method: str) -> None:
+    assert delay(gidgethub.GitHubBroken(http.HTTPStatus(503)), method=method) == 1.0
+
+
+def test_server_error_backoff_is_capped() -> None:
+    policy = RequestPolicy(max_retries=10)
+    exc = gidgethub.GitHubBroken(http.HTTPStatus(500))
+    assert retry_delay(policy, method="GET", url="/x", exc=exc, attempt=8) == 8.0
+
+
+def test_client_errors_are_not_retried() -> None:
+    assert delay(failure(404, "Not Found")) is None
+    assert delay(failure(422, "Validation Failed")) is None
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        ("https://api.github.com", "https://api.github.com/graphql"),
+        ("https://ghe.example.test/api/v3/", "https://ghe.example.test/api/graphql"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/graphql"),
+    ],
+)
+def test_graphql_url_follows_the_rest_base_url(base_url: str, expected: str) -> None:
+    assert graphql_url(base_url) == expected
