@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.demo import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
+from bot.reconcile import enqueue_tick
 from bot.sandbox.github_server import RecordedRequest
 from bot.sandbox.harness import Harness, harness
 
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 PR_WRITES = {"pulls/create", "pulls/update"}
+VERBOSE = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ def sample(env: Harness, start: float) -> Sample:
     pr_writes = [r.finished for r in requests if r.operation_id in PR_WRITES]
     done = max(pr_writes) if pr_writes else max((r.finished for r in requests), default=start)
     requests = [r for r in requests if r.finished <= done]
+    if VERBOSE:
+        print([f"{r.operation_id}:{r.status}" for r in requests])
     return Sample(
         seconds=done - start,
         round_trips=critical_path(requests),
@@ -83,13 +87,14 @@ async def one_run(workdir: Path, latency: float) -> dict[str, Sample]:
             installation_id=2,
         )
         await env.start()
-        # Warm the installation token so the figures are the steady state.
-        await (await env.running.services.github.repo_client(DOWNSTREAM)).getitem(
-            f"/repos/{DOWNSTREAM}"
-        )
+        # A running bot has reconciled before: token, default branch and ETags are warm.
+        await enqueue_tick(env.running.inbox, (DOWNSTREAM,), time.time(), 300.0)
+        await env.settle()
         sandbox.faults.latency = latency
         results = {"new PR": await timed_push(env, 1), "update": await timed_push(env, 2)}
-        push = next(d for d in reversed(sandbox.deliveries) if d.event == "push")
+        push = next(
+            d for d in reversed(sandbox.deliveries) if d.event == "push" and d.repo == UPSTREAM
+        )
         sandbox.reset_log()
         start = time.monotonic()
         await sandbox.deliver("push", push.payload)
@@ -120,5 +125,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--verbose", action="store_true", help="list each case's requests")
     args = parser.parse_args()
+    VERBOSE = args.verbose
     asyncio.run(main(args.latency, args.runs))

@@ -36,7 +36,7 @@ WebView = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
 INBOX = web.AppKey("inbox", Inbox)
-GITHUB_VIEW = web.AppKey("github_view", WebView)  # type: ignore[type-abstract]
+GITHUB_VIEW: web.AppKey[WebView] = web.AppKey("github_view")
 
 DEFAULT_ROUTERS: tuple[routing.Router, ...] = (handlers.bump.router,)
 
@@ -102,7 +102,8 @@ def create_app(
             blocking.close()
 
     async def github_webhook(request: web.Request) -> web.StreamResponse:
-        return await request.app[GITHUB_VIEW](request)
+        view: WebView = request.app[GITHUB_VIEW]
+        return await view(request)
 
     app.cleanup_ctx.append(services_ctx)
     app.router.add_post("/webhooks/github", github_webhook)

@@ -33,7 +33,10 @@ class BlockingRunner:
         """Run ``fn(*args, **kwargs)`` in the pool; ``TimeoutError`` after ``timeout``."""
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
-        return await asyncio.wait_for(future, self.timeout)
+        # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+        # that arrives together with the result, which hangs shutdown.
+        async with asyncio.timeout(self.timeout):
+            return await future
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -31,6 +31,7 @@ PinSelector = Callable[[PinConfig], bool]
 
 STATE_KIND = "bump"
 CONFIG_STATE_KIND = "config"
+REPO_STATE_KIND = "repo"
 
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
 REASON_NO_PIN_FILE = "{file} does not exist on {base}"
@@ -129,20 +130,39 @@ async def sync_repo(
     *,
     clock: Callable[[], float],
     select: PinSelector = lambda _pin: True,
+    refresh: bool = False,
 ) -> list[PinResult]:
-    """Bring every selected pin of ``full_name`` to its desired state."""
+    """Bring every selected pin of ``full_name`` to its desired state.
+
+    ``refresh`` re-reads the repository's default branch (the reconcile tick
+    does; a webhook uses the remembered one, saving a round trip).
+    """
     repo = Repo.parse(full_name)
-    config, branch = await asyncio.gather(
-        load_config(gh, store, repo), changes.default_branch(gh, repo)
+    config, base = await asyncio.gather(
+        load_config(gh, store, repo), _base_head(gh, store, repo, refresh=refresh)
     )
     if config is None:
         return []
     pins = [pin for pin in config.pins if select(pin)]
     if not pins:
         return []
-    base = await changes.branch_head(gh, repo, branch)
     ctx = RepoContext(gh, store, locks, repo, config, base, clock)
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
+
+
+async def _base_head(gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool) -> BranchHead:
+    """The default branch's head; the branch name is remembered between deliveries."""
+    known = None if refresh else await store.get_state(REPO_STATE_KIND, repo.full_name)
+    if known is not None:
+        try:
+            return await changes.branch_head(gh, repo, str(known["default_branch"]))
+        except gidgethub.BadRequest as exc:
+            if int(exc.status_code) != 404:
+                raise
+            # The default branch was renamed since: learn the new name below.
+    branch = await changes.default_branch(gh, repo)
+    await store.put_state(REPO_STATE_KIND, repo.full_name, {"default_branch": branch})
+    return await changes.branch_head(gh, repo, branch)
 
 
 def _key(ctx: RepoContext, pin: PinConfig) -> str:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from bot.errors import is_transient, retry_after
-from bot.store import Delivery, DeliveryStatus, Store
+from bot.store import Delivery, Store
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,7 @@ class Inbox:
         self._busy: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._changed = asyncio.Event()
+        self._stopping = False
 
     @property
     def busy_subjects(self) -> frozenset[str]:
@@ -96,6 +97,7 @@ class Inbox:
     async def start(self) -> None:
         if self._tasks:
             raise RuntimeError(ALREADY_STARTED)
+        self._stopping = False
         requeued = await self._store.requeue_running()
         if requeued:
             logger.warning(LOG_REQUEUED, requeued)
@@ -107,8 +109,10 @@ class Inbox:
     async def stop(self) -> None:
         """Cancel the workers and wait for them; interrupted deliveries stay RUNNING."""
         tasks, self._tasks = self._tasks, []
+        self._stopping = True
         for task in tasks:
             task.cancel()
+        self._signal()  # wakes a worker that missed its cancellation
         await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- intake and observation ------------------------------------------------
@@ -126,14 +130,9 @@ class Inbox:
         """Return once no delivery is QUEUED (due or not) or RUNNING."""
         while True:
             changed = self._changed
-            if await self._is_idle():
+            if await self._store.count_unfinished() == 0:
                 return
             await changed.wait()
-
-    async def _is_idle(self) -> bool:
-        if await self._store.next_due() is not None:
-            return False
-        return not await self._store.list_deliveries(DeliveryStatus.RUNNING, limit=1)
 
     def _signal(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()
@@ -142,7 +141,10 @@ class Inbox:
     # -- workers ---------------------------------------------------------------
 
     async def _work(self, name: str) -> None:
-        while True:
+        # The flag backs up cancellation: Python 3.11's asyncio.wait_for (used
+        # under BlockingRunner.run) can swallow a cancel that races with its
+        # result, and a worker that missed it must still leave on ``stop``.
+        while not self._stopping:
             changed = self._changed
             try:
                 now = self._clock()
@@ -157,8 +159,10 @@ class Inbox:
             except Exception:
                 logger.exception(LOG_WORKER_ERROR, name)
                 timeout = STORE_ERROR_PAUSE
+            # asyncio.timeout, not wait_for: it never loses a cancellation.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await changed.wait()
 
     async def _idle_timeout(self, claimed_at: float) -> float | None:
         """How long to sleep when nothing could be claimed at ``claimed_at``.

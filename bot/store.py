@@ -83,6 +83,9 @@ class Store(Protocol):
     async def next_due(self) -> float | None:
         """The earliest ``next_attempt_at`` among QUEUED deliveries, if any."""
 
+    async def count_unfinished(self) -> int:
+        """How many deliveries are QUEUED (due or not) or RUNNING, counted atomically."""
+
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
 
     async def list_deliveries(

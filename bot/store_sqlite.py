@@ -215,6 +215,9 @@ class SQLiteStore(Store):
     async def next_due(self) -> float | None:
         return await self._run(_next_due)
 
+    async def count_unfinished(self) -> int:
+        return await self._run(_count_unfinished)
+
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
         return await self._run(_get_delivery, delivery_id)
 
@@ -344,6 +347,15 @@ def _next_due(conn: sqlite3.Connection) -> float | None:
         "SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'queued'"
     ).fetchone()
     return None if row[0] is None else float(row[0])
+
+
+def _count_unfinished(conn: sqlite3.Connection) -> int:
+    # One statement, so one snapshot: a delivery moving between QUEUED and
+    # RUNNING is counted exactly once.
+    row = conn.execute(
+        "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
+    ).fetchone()
+    return int(row[0])
 
 
 def _get_delivery(conn: sqlite3.Connection, delivery_id: str) -> DeliveryRecord | None:

@@ -22,10 +22,18 @@ router = routing.Router()
 BRANCH_REF = "refs/heads/"
 
 
-async def _sync(services: Services, downstream: str, select: bump.PinSelector) -> None:
+async def _sync(
+    services: Services, downstream: str, select: bump.PinSelector, *, refresh: bool = False
+) -> None:
     gh = await services.github.repo_client(downstream)
     await bump.sync_repo(
-        gh, services.store, services.locks, downstream, clock=services.clock, select=select
+        gh,
+        services.store,
+        services.locks,
+        downstream,
+        clock=services.clock,
+        select=select,
+        refresh=refresh,
     )
 
 
@@ -53,7 +61,7 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     if downstream.lower() not in {repo.lower() for repo in services.settings.repositories}:
         log.info("reconcile for %s skipped: not in FOLLOWUP_BOT_REPOSITORIES", downstream)
         return
-    await _sync(services, downstream, _every_pin)
+    await _sync(services, downstream, _every_pin, refresh=True)
 
 
 def _every_pin(_pin: PinConfig) -> bool:

@@ -16,7 +16,7 @@ def commit(n: int, subject: str = "") -> UpstreamCommit:
     sha = f"{n:040x}"
     return UpstreamCommit(
         sha=sha,
-        date="2026-08-0%d" % (n % 9 + 1),
+        date=f"2026-08-0{n % 9 + 1}",
         author=f"dev{n}",
         subject=subject or f"Change {n} (#{100 + n})",
         html_url=f"{WEB}/commit/{sha}",
@@ -110,7 +110,9 @@ def test_parse_compare_commits_prefers_login_and_first_line() -> None:
     }
     no_login = {**item, "author": None}
     parsed = bump_text.parse_compare_commits([item, no_login])
-    assert parsed[0] == UpstreamCommit(NEW, "2026-08-06", "octocat", "Subject (#7)", item["html_url"])
+    assert parsed[0] == UpstreamCommit(
+        NEW, "2026-08-06", "octocat", "Subject (#7)", item["html_url"]
+    )
     assert parsed[1].author == "Mona"
 
 

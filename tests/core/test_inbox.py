@@ -93,7 +93,14 @@ async def run_until_idle(inboxes: list[Inbox], inbox: Inbox, *deliveries: Delive
 
 @pytest.mark.parametrize(
     ("attempt", "rand", "expected"),
-    [(1, 0.5, 1.0), (2, 0.5, 2.0), (3, 1.0, 8.0), (10, 1.0, 600.0), (10, 0.25, 150.0), (4, 0.0, 0.0)],
+    [
+        (1, 0.5, 1.0),
+        (2, 0.5, 2.0),
+        (3, 1.0, 8.0),
+        (10, 1.0, 600.0),
+        (10, 0.25, 150.0),
+        (4, 0.0, 0.0),
+    ],
 )
 def test_backoff_delay_is_capped_exponential_with_full_jitter(
     attempt: int, rand: float, expected: float
@@ -120,7 +127,9 @@ async def test_deliveries_are_dispatched_and_finished(
     assert inbox.busy_subjects == frozenset()
 
 
-async def test_a_duplicate_is_not_dispatched_again(store: SQLiteStore, inboxes: list[Inbox]) -> None:
+async def test_a_duplicate_is_not_dispatched_again(
+    store: SQLiteStore, inboxes: list[Inbox]
+) -> None:
     dispatcher = Recorder()
     inbox = Inbox(store, dispatcher)
     await run_until_idle(inboxes, inbox, make_delivery("a"))
@@ -137,7 +146,8 @@ async def test_transient_failure_is_retried_then_succeeds(
     await run_until_idle(inboxes, inbox, make_delivery("a"))
     assert dispatcher.calls == [("a", 1), ("a", 2)]
     done = await record(store, "a")
-    assert done.status is DeliveryStatus.DONE and done.delivery.attempts == 2
+    assert done.status is DeliveryStatus.DONE
+    assert done.delivery.attempts == 2
 
 
 async def test_permanent_failure_is_recorded_with_reason(
@@ -206,7 +216,7 @@ async def test_a_pending_retry_is_not_idle(spy: SpyStore, inboxes: list[Inbox]) 
     # A new delivery wakes the workers, which now find the retry due as well.
     await inbox.submit(make_delivery("b", "B", received_at=5030.0))
     assert await settle(waiter) == {DeliveryStatus.DONE}
-    assert dispatcher.calls == [("a", 1), ("b", 1), ("a", 2)]
+    assert sorted(dispatcher.calls) == [("a", 1), ("a", 2), ("b", 1)]
 
 
 async def test_same_subject_never_overlaps_while_others_run(
@@ -221,7 +231,9 @@ async def test_same_subject_never_overlaps_while_others_run(
 
     async def dispatch(delivery: Delivery) -> None:
         running[delivery.subject] += 1
-        most_at_once[delivery.subject] = max(most_at_once[delivery.subject], running[delivery.subject])
+        most_at_once[delivery.subject] = max(
+            most_at_once[delivery.subject], running[delivery.subject]
+        )
         log.append(("start", delivery.delivery_id))
         started[delivery.delivery_id].set()
         await release[delivery.delivery_id].wait()
@@ -322,5 +334,5 @@ async def test_start_twice_is_refused(store: SQLiteStore, inboxes: list[Inbox]) 
 @pytest.mark.parametrize("bad", [{"workers": 0}, {"max_attempts": 0}])
 def test_invalid_limits_are_refused(store: SQLiteStore, bad: dict[str, int]) -> None:
     factory: Callable[..., Inbox] = Inbox
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least 1"):
         factory(store, Recorder(), **bad)

@@ -29,7 +29,9 @@ def problems_of(env: dict[str, str]) -> tuple[str, ...]:
 
 def test_defaults_with_only_the_required_variables() -> None:
     settings = Settings.from_env(minimal_env())
-    assert settings == Settings(webhook_secret=SECRET, app_id="12345", private_key=PEM, repositories=())
+    assert settings == Settings(
+        webhook_secret=SECRET, app_id="12345", private_key=PEM, repositories=()
+    )
     assert settings.github_api_url == "https://api.github.com"
     assert settings.database == "followup-bot.sqlite3"
     assert (settings.host, settings.port, settings.workers) == ("127.0.0.1", 8080, 4)
@@ -111,8 +113,16 @@ def test_message_has_one_problem_per_line() -> None:
             "soon",
             "FOLLOWUP_BOT_RECONCILE_INTERVAL: 'soon' is not a number",
         ),
-        ("FOLLOWUP_BOT_HTTP_TIMEOUT", "0", "FOLLOWUP_BOT_HTTP_TIMEOUT: 0.0 is outside 0.001..3600.0"),
-        ("FOLLOWUP_BOT_HTTP_TIMEOUT", "nan", "FOLLOWUP_BOT_HTTP_TIMEOUT: nan is outside 0.001..3600.0"),
+        (
+            "FOLLOWUP_BOT_HTTP_TIMEOUT",
+            "0",
+            "FOLLOWUP_BOT_HTTP_TIMEOUT: 0.0 is outside 0.001..3600.0",
+        ),
+        (
+            "FOLLOWUP_BOT_HTTP_TIMEOUT",
+            "nan",
+            "FOLLOWUP_BOT_HTTP_TIMEOUT: nan is outside 0.001..3600.0",
+        ),
         (
             "FOLLOWUP_BOT_GITHUB_API_URL",
             "ftp://example",
@@ -143,7 +153,11 @@ def test_message_has_one_problem_per_line() -> None:
             "loud",
             "FOLLOWUP_BOT_LOG_LEVEL: 'loud' is not one of " + ", ".join(LOG_LEVELS),
         ),
-        ("FOLLOWUP_BOT_PRIVATE_KEY", "not a key", "FOLLOWUP_BOT_PRIVATE_KEY: does not look like a PEM private key"),
+        (
+            "FOLLOWUP_BOT_PRIVATE_KEY",
+            "not a key",
+            "FOLLOWUP_BOT_PRIVATE_KEY: does not look like a PEM private key",
+        ),
         (
             "FOLLOWUP_BOT_PRIVATE_KEY",
             "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
@@ -190,7 +204,9 @@ def test_private_key_file_not_pem(tmp_path: Path) -> None:
     key_file.write_text("hello")
     env = minimal_env(FOLLOWUP_BOT_PRIVATE_KEY_FILE=str(key_file))
     del env["FOLLOWUP_BOT_PRIVATE_KEY"]
-    assert problems_of(env) == ("FOLLOWUP_BOT_PRIVATE_KEY_FILE: does not look like a PEM private key",)
+    assert problems_of(env) == (
+        "FOLLOWUP_BOT_PRIVATE_KEY_FILE: does not look like a PEM private key",
+    )
 
 
 def test_both_private_key_sources_is_an_error(tmp_path: Path) -> None:
@@ -229,7 +245,9 @@ def test_env_var_defaults_match_the_dataclass() -> None:
     for var in ENV_VARS:
         if var.default is None:
             continue
-        expected = Settings.from_env(minimal_env(**{var.name: var.default})) if var.default else settings
+        expected = (
+            Settings.from_env(minimal_env(**{var.name: var.default})) if var.default else settings
+        )
         assert getattr(expected, var.field) == getattr(settings, var.field), var.name
 
 
@@ -237,4 +255,7 @@ def test_markdown_table_lists_every_variable() -> None:
     table = env_table_markdown().splitlines()
     assert table[0] == "| variable | default | description |"
     assert len(table) == 2 + len(ENV_VARS)
-    assert "| `FOLLOWUP_BOT_WORKERS` | `4` |" in table[2 + [v.name for v in ENV_VARS].index("FOLLOWUP_BOT_WORKERS")]
+    assert (
+        "| `FOLLOWUP_BOT_WORKERS` | `4` |"
+        in table[2 + [v.name for v in ENV_VARS].index("FOLLOWUP_BOT_WORKERS")]
+    )

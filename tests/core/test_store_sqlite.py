@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from bot import store_sqlite
 from bot.blocking import BlockingRunner
 from bot.store import DeliveryStatus, UnknownDelivery
-from bot import store_sqlite
 from bot.store_sqlite import MIGRATIONS, STORE_NOT_OPEN, SQLiteStore, split_statements
 
 from .helpers import make_delivery
@@ -37,7 +37,8 @@ async def test_enqueue_dedupes_on_delivery_id_in_every_status(store: SQLiteStore
     await store.fail("d2", "no")
     assert not await store.enqueue(make_delivery("d2"))  # FAILED
     record = await store.get_delivery("d1")
-    assert record is not None and record.delivery.subject == "subject"
+    assert record is not None
+    assert record.delivery.subject == "subject"
 
 
 async def test_claim_takes_the_oldest_due_and_counts_the_attempt(store: SQLiteStore) -> None:
@@ -46,13 +47,16 @@ async def test_claim_takes_the_oldest_due_and_counts_the_attempt(store: SQLiteSt
     await store.enqueue(make_delivery("future", "c", received_at=99.0))
     assert await store.claim(5.0, frozenset()) is None  # nothing due yet
     first = await store.claim(50.0, frozenset())
-    assert first is not None and first.delivery_id == "early"
+    assert first is not None
+    assert first.delivery_id == "early"
     assert first.attempts == 1
     record = await store.get_delivery("early")
     assert record is not None
-    assert record.status is DeliveryStatus.RUNNING and record.delivery.attempts == 1
+    assert record.status is DeliveryStatus.RUNNING
+    assert record.delivery.attempts == 1
     second = await store.claim(50.0, frozenset())
-    assert second is not None and second.delivery_id == "late"
+    assert second is not None
+    assert second.delivery_id == "late"
     assert await store.claim(50.0, frozenset()) is None  # "future" is not due at 50
 
 
@@ -73,14 +77,17 @@ async def test_claim_skips_busy_and_running_subjects(store: SQLiteStore) -> None
     await store.enqueue(make_delivery("b1", "B", received_at=3.0))
     await store.enqueue(make_delivery("c1", "C", received_at=4.0))
     first = await store.claim(10.0, frozenset())
-    assert first is not None and first.delivery_id == "a1"
+    assert first is not None
+    assert first.delivery_id == "a1"
     # a2 shares a RUNNING subject; B is busy in the caller's process.
     second = await store.claim(10.0, frozenset({"B"}))
-    assert second is not None and second.delivery_id == "c1"
+    assert second is not None
+    assert second.delivery_id == "c1"
     assert await store.claim(10.0, frozenset({"B"})) is None
     await store.finish("a1")
     third = await store.claim(10.0, frozenset({"B"}))
-    assert third is not None and third.delivery_id == "a2"
+    assert third is not None
+    assert third.delivery_id == "a2"
 
 
 async def test_retry_later_requeues_with_time_and_reason(store: SQLiteStore) -> None:
@@ -94,7 +101,8 @@ async def test_retry_later_requeues_with_time_and_reason(store: SQLiteStore) -> 
     assert await store.next_due() == 100.0
     assert await store.claim(99.0, frozenset()) is None
     again = await store.claim(100.0, frozenset())
-    assert again is not None and again.attempts == 2
+    assert again is not None
+    assert again.attempts == 2
 
 
 async def test_finish_and_fail(store: SQLiteStore) -> None:
@@ -103,8 +111,11 @@ async def test_finish_and_fail(store: SQLiteStore) -> None:
     await store.finish("ok")
     await store.fail("bad", "PermanentError: 404")
     ok, bad = await store.get_delivery("ok"), await store.get_delivery("bad")
-    assert ok is not None and ok.status is DeliveryStatus.DONE and ok.last_error is None
-    assert bad is not None and bad.status is DeliveryStatus.FAILED
+    assert ok is not None
+    assert ok.status is DeliveryStatus.DONE
+    assert ok.last_error is None
+    assert bad is not None
+    assert bad.status is DeliveryStatus.FAILED
     assert bad.last_error == "PermanentError: 404"
     assert await store.next_due() is None
 
@@ -130,7 +141,8 @@ async def test_requeue_running(store: SQLiteStore) -> None:
     statuses = {r.delivery.delivery_id: r.status for r in await store.list_deliveries()}
     assert set(statuses.values()) == {DeliveryStatus.QUEUED}
     claimed = await store.claim(2000.0, frozenset())
-    assert claimed is not None and claimed.attempts == 2  # the interrupted attempt counts
+    assert claimed is not None
+    assert claimed.attempts == 2
 
 
 async def test_next_due_is_the_earliest_queued(store: SQLiteStore) -> None:
@@ -140,6 +152,17 @@ async def test_next_due_is_the_earliest_queued(store: SQLiteStore) -> None:
     assert await store.next_due() == 20.0
     await store.claim(25.0, frozenset())  # takes b: RUNNING is not counted
     assert await store.next_due() == 30.0
+
+
+async def test_count_unfinished_counts_queued_and_running(store: SQLiteStore) -> None:
+    assert await store.count_unfinished() == 0
+    for name in ("a", "b", "c", "d"):
+        await store.enqueue(make_delivery(name, name, received_at=1.0))
+    await store.claim(1.0, frozenset())  # a: RUNNING
+    await store.finish("b")
+    await store.fail("c", "x")
+    await store.retry_later("d", 1e12, "later")  # QUEUED but not due: still unfinished
+    assert await store.count_unfinished() == 2
 
 
 async def test_list_deliveries_newest_first_with_filter_and_limit(store: SQLiteStore) -> None:
@@ -176,7 +199,10 @@ async def test_state_documents(store: SQLiteStore) -> None:
         "shas": ["x"],
     }
     await store.put_state("bump", "flash-attention", {"pr": 8})  # replaces the whole document
-    assert await store.list_state("bump") == [("cutlass", {"pr": None}), ("flash-attention", {"pr": 8})]
+    assert await store.list_state("bump") == [
+        ("cutlass", {"pr": None}),
+        ("flash-attention", {"pr": 8}),
+    ]
     await store.delete_state("bump", "cutlass")
     await store.delete_state("bump", "never-there")
     assert await store.list_state("bump") == [("flash-attention", {"pr": 8})]
@@ -215,15 +241,14 @@ async def test_file_store_survives_reopen_and_migrates_once(
     second = SQLiteStore(path, blocking)
     await second.open()  # migrations must not run again (CREATE TABLE would fail)
     record = await second.get_delivery("d")
-    assert record is not None and record.status is DeliveryStatus.QUEUED
+    assert record is not None
+    assert record.status is DeliveryStatus.QUEUED
     assert await second.get_state("bump", "p") == {"pr": 1}
     assert not await second.enqueue(make_delivery("d"))
     await second.close()
 
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [
-            (len(MIGRATIONS),)
-        ]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(len(MIGRATIONS),)]
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
@@ -254,7 +279,9 @@ async def test_a_new_migration_is_applied_on_reopen(
         assert await store.get_delivery("kept") is not None
         await store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchone() == (len(MIGRATIONS) + 1,)
+        assert conn.execute("SELECT version FROM schema_version").fetchone() == (
+            len(MIGRATIONS) + 1,
+        )
         assert conn.execute("SELECT x FROM extra").fetchall() == [(42,)]
 
 

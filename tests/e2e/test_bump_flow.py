@@ -58,7 +58,8 @@ async def test_new_upstream_commit_updates_the_same_pr_in_place(env: Harness) ->
     [pull] = bump_pulls(env)
     assert pull["number"] == first["number"]
     assert pull["title"] == f"Bump flash-attention from {pinned[:7]} to {newest[:7]} (2 commits)"
-    assert "Upstream change 2" in pull["body"] and "Upstream change 1" in pull["body"]
+    assert "Upstream change 2" in pull["body"]
+    assert "Upstream change 1" in pull["body"]
     assert env.sandbox.read_file(DOWNSTREAM, BRANCH, PIN_FILE) == PIN_TEMPLATE.format(sha=newest)
     # the branch is rebuilt as one commit on main, not a pile of commits
     assert env.sandbox.head(DOWNSTREAM, BRANCH) != first["head"]["sha"]
@@ -103,7 +104,8 @@ async def test_pin_already_current_closes_the_bump_pr(env: Harness) -> None:
     await env.settle()
 
     [closed] = bump_pulls(env)
-    assert closed["number"] == pull["number"] and closed["state"] == "closed"
+    assert closed["number"] == pull["number"]
+    assert closed["state"] == "closed"
     [comment] = env.sandbox.comments(DOWNSTREAM, pull["number"])
     assert "already pins `vllm-flash-attn`" in comment["body"]
     env.sandbox.reset_log()
@@ -150,7 +152,8 @@ async def test_reconcile_heals_a_missed_webhook(env: Harness) -> None:
     [pull] = bump_pulls(env)
     assert pull["title"] == f"Bump flash-attention from {pinned[:7]} to {new[:7]} (1 commit)"
     record = await env.running.services.store.get_delivery(f"reconcile:{DOWNSTREAM}:3")
-    assert record is not None and record.delivery.event == RECONCILE_EVENT
+    assert record is not None
+    assert record.delivery.event == RECONCILE_EVENT
 
 
 async def test_unchanged_reconcile_costs_no_rate_limit(env: Harness) -> None:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from bot import bump_text
 from bot.demo import DOWNSTREAM, PIN_FILE, UPSTREAM
@@ -65,7 +66,7 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
-async def wait_for_bump_pr(env: Harness) -> dict[str, object]:
+async def wait_for_bump_pr(env: Harness) -> dict[str, Any]:
     branch = bump_text.bump_branch("flash-attention")
     async with asyncio.timeout(PR_TIMEOUT):
         while True:
@@ -108,7 +109,7 @@ async def test_accepted_delivery_is_processed_after_kill_9(env: Harness, tmp_pat
     async with serve(child_env):
         pull = await wait_for_bump_pr(env)
 
-    assert str(pull["title"]).endswith(f"to {new[:7]} (1 commit)")
-    assert f"GIT_TAG {new}" in (
-        env.sandbox.read_file(DOWNSTREAM, str(pull["head"]["ref"]), PIN_FILE) or ""
-    )  # type: ignore[index]
+    assert pull["title"].endswith(f"to {new[:7]} (1 commit)")
+    pinned_file = env.sandbox.read_file(DOWNSTREAM, pull["head"]["ref"], PIN_FILE)
+    assert pinned_file is not None
+    assert f"GIT_TAG {new}" in pinned_file

@@ -7,10 +7,11 @@ import gidgethub
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from github_fakes import Answer, FakeClock, FakeGitHub, MakeApp, RecordingSleep, answers
 
 from bot.errors import TransientError
 from bot.github import GitHubApp
+
+from .github_fakes import Answer, FakeClock, FakeGitHub, MakeApp, RecordingSleep, answers
 
 REPO = "/repos/vllm-project/vllm"
 OK = Answer(200, {"full_name": "vllm-project/vllm"})

@@ -8,9 +8,10 @@ import pytest
 from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from github_fakes import APP_ID, FakeClock, FakeGitHub, MakeApp, RecordingSleep
 
 from bot.github import GitHubApp
+
+from .github_fakes import APP_ID, FakeClock, FakeGitHub, MakeApp, RecordingSleep
 
 START = 1_700_000_000.0
 

@@ -4,7 +4,6 @@ import asyncio
 
 import jwt
 import pytest
-from github_fakes import APP_ID, FakeClock
 
 from bot.errors import PermanentError
 from bot.github_auth import (
@@ -14,6 +13,8 @@ from bot.github_auth import (
     make_app_jwt,
     parse_installation_token,
 )
+
+from .github_fakes import APP_ID, FakeClock
 
 NOW = 1_700_000_000.0
 
