@@ -8,9 +8,11 @@ same load from this process:
   meanwhile (the event has no handler, so the cost is the inbox's own);
 - ``bare``: an aiohttp handler that reads the body and answers 202.
 
-Phase 1 (throughput): ``--requests`` signed deliveries from ``--concurrency``
-senders, as fast as they are answered. Phase 2 (latency): a steady ``--rate``
-requests/s for ``--seconds``, reporting p50/p99 acknowledgement latency.
+Phase 1 (throughput): ``--requests`` signed deliveries from each number of
+concurrent senders in ``--concurrency``, as fast as they are answered (the
+inbox commits concurrent deliveries together, so more senders, fewer flushes).
+Phase 2 (latency): a steady ``--rate`` requests/s for ``--seconds``, reporting
+p50/p99 acknowledgement latency.
 
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
 """
@@ -130,7 +132,7 @@ async def steady(url: str, rate: float, seconds: float) -> list[float]:
 
 @dataclass(frozen=True)
 class Result:
-    per_second: float
+    per_second: dict[int, float]  # by number of concurrent senders
     p50_ms: float
     p99_ms: float
 
@@ -156,7 +158,10 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
                 pass
             url = f"http://127.0.0.1:{port}/webhooks/github"
             await throughput(url, 100, 4)  # warm-up
-            per_second = await throughput(url, args.requests, args.concurrency)
+            per_second = {
+                senders: await throughput(url, args.requests, senders)
+                for senders in args.concurrency
+            }
             latencies = sorted(await steady(url, args.rate, args.seconds))
         finally:
             proc.terminate()
@@ -169,20 +174,26 @@ async def main(args: argparse.Namespace) -> None:
     bare = await measure("bare", args)
     intake = await measure("intake", args)
     print(
-        f"{args.requests} deliveries ({len(BODY)} B) from {args.concurrency} senders; "
-        f"then {args.rate:.0f}/s for {args.seconds:.0f} s"
+        f"{args.requests} deliveries of {len(BODY)} B per sender count; "
+        f"latency at a steady {args.rate:.0f}/s for {args.seconds:.0f} s"
     )
-    print("| server | deliveries/s | p50 ack | p99 ack |")
-    print("|---|---|---|---|")
+    senders = args.concurrency
+    head = " | ".join(f"deliveries/s, {n} senders" for n in senders)
+    print(f"| server | {head} | p50 ack | p99 ack |")
+    print("|---|" + "---|" * (len(senders) + 2))
     for name, r in (("bare aiohttp handler", bare), ("followup-bot intake", intake)):
-        print(f"| {name} | {r.per_second:.0f} | {r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms |")
-    print(f"ratio intake/bare (deliveries/s): {intake.per_second / bare.per_second:.2f}")
+        rates = " | ".join(f"{r.per_second[n]:.0f}" for n in senders)
+        print(f"| {name} | {rates} | {r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms |")
+    ratios = ", ".join(
+        f"{intake.per_second[n] / bare.per_second[n]:.2f} ({n} senders)" for n in senders
+    )
+    print(f"ratio intake/bare (deliveries/s): {ratios}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--serve", choices=("bare", "intake"), help=argparse.SUPPRESS)

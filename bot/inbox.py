@@ -84,7 +84,9 @@ class Inbox:
         self._rng = rng
         self._busy: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
-        self._changed = asyncio.Event()
+        self._changed = asyncio.Event()  # for wait_idle: a delivery finished or moved
+        self._idle_workers: list[asyncio.Future[None]] = []
+        self._unanswered_rings = 0
         self._stopping = False
 
     @property
@@ -98,6 +100,7 @@ class Inbox:
         if self._tasks:
             raise RuntimeError(ALREADY_STARTED)
         self._stopping = False
+        self._busy.clear()  # subjects held by workers of a previous start
         requeued = await self._store.requeue_running()
         if requeued:
             logger.warning(LOG_REQUEUED, requeued)
@@ -112,7 +115,7 @@ class Inbox:
         self._stopping = True
         for task in tasks:
             task.cancel()
-        self._signal()  # wakes a worker that missed its cancellation
+        self._ring(everyone=True)  # wakes a worker that missed its cancellation
         await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- intake and observation ------------------------------------------------
@@ -121,7 +124,10 @@ class Inbox:
         """Store ``delivery`` durably and wake a worker; ``False`` for a duplicate id."""
         accepted = await self._store.enqueue(delivery)
         if accepted:
-            self._signal()
+            # A worker running this subject will claim the new delivery when it
+            # finishes; waking an idle one would only make it scan the queue in vain.
+            if delivery.subject not in self._busy:
+                self._ring()
         else:
             logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
         return accepted
@@ -138,31 +144,69 @@ class Inbox:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
+    def _ring(self, *, everyone: bool = False) -> None:
+        """Wake one idle worker (or all); remembered if none is waiting yet.
+
+        One at a time, because every woken worker runs a claim query: waking
+        them all for each new delivery made a burst cost a claim per worker.
+        """
+        waiting = [f for f in self._idle_workers if not f.done()]
+        for future in waiting if everyone else waiting[:1]:
+            future.set_result(None)
+        if not waiting:
+            self._unanswered_rings = min(self._unanswered_rings + 1, self._workers)
+
+    async def _wait_for_ring(self, wait: float | None) -> None:
+        if self._unanswered_rings:
+            # Rung while this worker was busy claiming: look again at once.
+            self._unanswered_rings -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle_workers.append(future)
+        try:
+            # asyncio.timeout, not wait_for: it never loses a cancellation.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await future
+        finally:
+            self._idle_workers.remove(future)
+
     # -- workers ---------------------------------------------------------------
 
     async def _work(self, name: str) -> None:
         # The flag backs up cancellation: Python 3.11's asyncio.wait_for (used
         # under BlockingRunner.run) can swallow a cancel that races with its
         # result, and a worker that missed it must still leave on ``stop``.
+        # The subject of the delivery this worker just finished stays busy until
+        # its next claim: otherwise, in that window, idle workers woken by new
+        # deliveries of the same subject would scan the whole queue in vain.
+        held: str | None = None
         while not self._stopping:
-            changed = self._changed
             try:
                 now = self._clock()
-                delivery = await self._store.claim(now, self.busy_subjects)
+                busy = self._busy - {held} if held is not None else self._busy
+                delivery = await self._store.claim(now, frozenset(busy))
+                if held is not None and (delivery is None or delivery.subject != held):
+                    self._busy.discard(held)
+                    if delivery is not None:
+                        self._ring()  # the released subject may have more work
+                    held = None
                 if delivery is None:
                     timeout = await self._idle_timeout(now)
                 else:
-                    # Another delivery may be due too: let an idle worker look.
-                    self._signal()
+                    # No ring for other workers here: each new delivery rings
+                    # one, busy workers claim again when they finish, and idle
+                    # ones wake for retries on their own timers.
                     await self._process(delivery)
+                    held = delivery.subject
                     continue
             except Exception:
                 logger.exception(LOG_WORKER_ERROR, name)
                 timeout = STORE_ERROR_PAUSE
-            # asyncio.timeout, not wait_for: it never loses a cancellation.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
-                    await changed.wait()
+                if held is not None:
+                    self._busy.discard(held)
+                    held = None
+            await self._wait_for_ring(timeout)
 
     async def _idle_timeout(self, claimed_at: float) -> float | None:
         """How long to sleep when nothing could be claimed at ``claimed_at``.
@@ -192,7 +236,7 @@ class Inbox:
                 await self._store.finish(delivery.delivery_id)
                 self._log(delivery, RESULT_DONE)
         finally:
-            self._busy.discard(delivery.subject)
+            # The subject stays in _busy: the worker releases it at its next claim.
             self._signal()
 
     async def _record_failure(self, delivery: Delivery, exc: Exception) -> None:
