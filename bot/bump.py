@@ -19,10 +19,17 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot import bump_text, changes
+from bot.blocking import BlockingRunner
 from bot.changes import BranchHead, FileEdit, Repo
 from bot.locks import KeyedLocks
 from bot.pins import PinError, read_pin, set_pin
-from bot.repo_config import CONFIG_PATH, ConfigError, PinConfig, RepoConfig, parse_repo_config
+from bot.repo_config import (
+    CONFIG_PATH,
+    ConfigError,
+    PinConfig,
+    RepoConfig,
+    parse_repo_config_bytes,
+)
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -99,20 +106,23 @@ class RepoContext:
     gh: GitHubAPI
     store: Store
     locks: KeyedLocks
+    blocking: BlockingRunner  # parsing and editing files is CPU work: off the loop
     repo: Repo
     config: RepoConfig
     base: BranchHead
     clock: Callable[[], float]
 
 
-async def load_config(gh: GitHubAPI, store: Store, repo: Repo) -> RepoConfig | None:
+async def load_config(
+    gh: GitHubAPI, store: Store, blocking: BlockingRunner, repo: Repo
+) -> RepoConfig | None:
     """The repo's config from its default branch; None (and a record) when absent or broken."""
     raw = await changes.read_file(gh, repo, CONFIG_PATH, None)
     if raw is None:
         log.info("%s has no %s; nothing to do", repo.full_name, CONFIG_PATH)
         return None
     try:
-        config = parse_repo_config(raw.decode("utf-8", errors="replace"), filename=CONFIG_PATH)
+        config = await blocking.run(parse_repo_config_bytes, raw, filename=CONFIG_PATH)
     except ConfigError as exc:
         # A broken config must never crash the bot or cause writes: report it and stop.
         log.warning("config error in %s:\n%s", repo.full_name, exc)
@@ -126,6 +136,7 @@ async def sync_repo(
     gh: GitHubAPI,
     store: Store,
     locks: KeyedLocks,
+    blocking: BlockingRunner,
     full_name: str,
     *,
     clock: Callable[[], float],
@@ -139,14 +150,14 @@ async def sync_repo(
     """
     repo = Repo.parse(full_name)
     config, base = await asyncio.gather(
-        load_config(gh, store, repo), _base_head(gh, store, repo, refresh=refresh)
+        load_config(gh, store, blocking, repo), _base_head(gh, store, repo, refresh=refresh)
     )
     if config is None:
         return []
     pins = [pin for pin in config.pins if select(pin)]
     if not pins:
         return []
-    ctx = RepoContext(gh, store, locks, repo, config, base, clock)
+    ctx = RepoContext(gh, store, locks, blocking, repo, config, base, clock)
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 
 
@@ -201,7 +212,7 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -
         return PinResult(pin.name, Outcome.FAILED, reason)
     text = raw.decode("utf-8")
     try:
-        pinned = read_pin(text, pin.dependency, filename=pin.file).value
+        pinned = (await ctx.blocking.run(read_pin, text, pin.dependency, filename=pin.file)).value
     except PinError as exc:
         return PinResult(pin.name, Outcome.FAILED, str(exc))
     open_pr = next((pr for pr in pulls if pr["state"] == "open"), None)
@@ -220,7 +231,7 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -
         detail = f"#{newest['number']} was closed without merging for {head[:7]}"
         return PinResult(pin.name, Outcome.SKIPPED, detail, int(newest["number"]))
 
-    new_text = set_pin(text, pin.dependency, head, filename=pin.file)
+    new_text = await ctx.blocking.run(set_pin, text, pin.dependency, head, filename=pin.file)
     edit = FileEdit(pin.file, new_text.encode("utf-8"))
     comparison, entries = await asyncio.gather(
         _compare(ctx.gh, upstream, pinned, head),

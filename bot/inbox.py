@@ -82,7 +82,8 @@ class Inbox:
         self._backoff_max = backoff_max
         self._clock = clock
         self._rng = rng
-        self._busy: set[str] = set()
+        self._busy: set[str] = set()  # running, or held by a worker until its next claim
+        self._running: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._changed = asyncio.Event()  # for wait_idle: a delivery finished or moved
         self._idle_workers: list[asyncio.Future[None]] = []
@@ -92,7 +93,7 @@ class Inbox:
     @property
     def busy_subjects(self) -> frozenset[str]:
         """Subjects a worker of this process is running right now."""
-        return frozenset(self._busy)
+        return frozenset(self._running)
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -222,6 +223,7 @@ class Inbox:
 
     async def _process(self, delivery: Delivery) -> None:
         self._busy.add(delivery.subject)
+        self._running.add(delivery.subject)
         try:
             if delivery.attempts > self._max_attempts:
                 # Only reachable when earlier attempts died with the process:
@@ -237,6 +239,7 @@ class Inbox:
                 self._log(delivery, RESULT_DONE)
         finally:
             # The subject stays in _busy: the worker releases it at its next claim.
+            self._running.discard(delivery.subject)
             self._signal()
 
     async def _record_failure(self, delivery: Delivery, exc: Exception) -> None:

@@ -30,6 +30,7 @@ async def _sync(
         gh,
         services.store,
         services.locks,
+        services.blocking,
         downstream,
         clock=services.clock,
         select=select,

@@ -336,3 +336,43 @@ def test_invalid_limits_are_refused(store: SQLiteStore, bad: dict[str, int]) -> 
     factory: Callable[..., Inbox] = Inbox
     with pytest.raises(ValueError, match="at least 1"):
         factory(store, Recorder(), **bad)
+
+
+class CountingStore(SQLiteStore):
+    """Counts claim queries: each one scans the queue, so idle wake-ups are not free."""
+
+    claims = 0
+
+    async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
+        self.claims += 1
+        return await super().claim(now, busy_subjects)
+
+
+async def test_a_burst_on_one_subject_does_not_wake_every_worker(
+    blocking: BlockingRunner, inboxes: list[Inbox]
+) -> None:
+    store = CountingStore(":memory:", blocking)
+    await store.open()
+    gate, started = asyncio.Event(), asyncio.Event()
+    seen: list[str] = []
+
+    async def dispatcher(delivery: Delivery) -> None:
+        seen.append(delivery.delivery_id)
+        started.set()
+        await gate.wait()
+
+    inbox = Inbox(store, dispatcher, workers=4)
+    inboxes.append(inbox)
+    await inbox.start()
+    await inbox.submit(make_delivery("d0", "pr:1"))
+    await settle(started.wait())  # the first delivery is running; its subject is busy
+    for n in range(1, 30):
+        await inbox.submit(make_delivery(f"d{n}", "pr:1", received_at=1000.0 + n))
+    gate.set()
+    await settle(inbox.wait_idle())
+
+    assert seen == [f"d{n}" for n in range(30)]  # in order, one at a time
+    # 4 start-up claims, one per delivery, one that finds the queue empty, and a
+    # couple of stragglers; the old wake-everyone scheme made about 4 per delivery.
+    assert store.claims <= 30 + 4 + 4
+    await store.close()
