@@ -79,6 +79,7 @@ class _PinState:
     head: str | None = None
     pending: str | None = None
     target: str | None = None
+    source: str | None = None  # the pinned value the bump commit replaced
     pr: int | None = None
     human_push_notified: bool = False
     closed_comment_for: int | None = None
@@ -224,18 +225,18 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -
     owner = await _ownership(ctx, pin, state, open_pr)
     if open_pr is not None and owner is None:
         return await _human_owned(ctx, pin, state, open_pr, branch)
-    if owner is not None and owner == head:
+    if owner is not None and owner == head and state.source == pinned:
         return PinResult(pin.name, Outcome.UNCHANGED, f"already at {head[:7]}", _number(open_pr))
     newest = pulls[0] if pulls else None
     if open_pr is None and newest is not None and _closed_by_human_for(newest, head, state):
         detail = f"#{newest['number']} was closed without merging for {head[:7]}"
         return PinResult(pin.name, Outcome.SKIPPED, detail, int(newest["number"]))
 
-    new_text = await ctx.blocking.run(set_pin, text, pin.dependency, head, filename=pin.file)
-    edit = FileEdit(pin.file, new_text.encode("utf-8"))
-    comparison, entries = await asyncio.gather(
+    # Compare before any write: a pin that upstream history no longer reaches
+    # must end with nothing written, not even an orphan blob.
+    comparison, new_text = await asyncio.gather(
         _compare(ctx.gh, upstream, pinned, head),
-        changes.create_blobs(ctx.gh, ctx.repo, [edit]),
+        ctx.blocking.run(set_pin, text, pin.dependency, head, filename=pin.file),
     )
     if comparison is None:
         reason = REASON_UNKNOWN_PIN.format(value=pinned, upstream=pin.upstream)
@@ -265,6 +266,9 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -
         commits=bump_text.parse_compare_commits(comparison.get("commits") or []),
         compare_url=str(comparison["html_url"]),
     )
+    entries = await changes.create_blobs(
+        ctx.gh, ctx.repo, [FileEdit(pin.file, new_text.encode("utf-8"))]
+    )
     sha = await changes.commit_tree(
         ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text_out.commit_message
     )
@@ -273,7 +277,7 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -
     state.pending = sha
     await ctx.store.put_state(STATE_KIND, _key(ctx, pin), state.dump())
     await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=open_pr is not None)
-    state.head, state.pending, state.target = sha, None, head
+    state.head, state.pending, state.target, state.source = sha, None, head, pinned
     if open_pr is not None:
         await changes.update_pull(
             ctx.gh, ctx.repo, int(open_pr["number"]), title=text_out.title, body=text_out.body
@@ -317,6 +321,7 @@ async def _ownership(
     if trailers.get(bump_text.TRAILER_PIN) != pin.name:
         return None
     state.head, state.target = pr_head, trailers.get(bump_text.TRAILER_TARGET)
+    state.source = trailers.get(bump_text.TRAILER_FROM)
     return state.target
 
 

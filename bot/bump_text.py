@@ -15,6 +15,7 @@ MAX_LISTED_COMMITS = 50
 BRANCH_PREFIX = "followup-bot/bump/"
 TRAILER_PIN = "Followup-Bot-Pin"
 TRAILER_TARGET = "Followup-Bot-Target"
+TRAILER_FROM = "Followup-Bot-From"
 
 TITLE = "Bump {pin} from {old7} to {new7} ({count} commit{plural})"
 TITLE_TARGET = re.compile(r" to (?P<new7>[0-9a-f]{7,40}) \(\d+ commits?\)$")
@@ -162,7 +163,7 @@ def render(
         [
             title,
             "\n".join(plain),
-            f"{TRAILER_PIN}: {pin}\n{TRAILER_TARGET}: {new}",
+            f"{TRAILER_PIN}: {pin}\n{TRAILER_FROM}: {old}\n{TRAILER_TARGET}: {new}",
         ]
     )
     return BumpText(title=title, body=body, commit_message=message + "\n")

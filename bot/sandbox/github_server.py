@@ -315,6 +315,17 @@ class GitHubSandbox:
         self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
         return outcome.sha
 
+    def close_pull(self, full_name: str, number: int, *, by: str = "maintainer") -> None:
+        """A person closes an open pull request without merging it."""
+        repo = self.repo(full_name)
+        issue = repo.issues[number]
+        if issue.pull is None or issue.state != "open":
+            raise ValueError(f"#{number} is not an open pull request")
+        now = self.clock()
+        issue.state, issue.closed_at, issue.updated_at = "closed", now, now
+        pending = [PullEvent(issue, "closed", self.user(by), {})]
+        self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
+
     def submit_review(
         self,
         full_name: str,

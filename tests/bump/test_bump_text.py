@@ -82,6 +82,7 @@ def test_commit_message_has_trailers_that_parse_back() -> None:
     message = render([commit(1)]).commit_message
     assert bump_text.commit_trailers(message) == {
         bump_text.TRAILER_PIN: "flash-attention",
+        bump_text.TRAILER_FROM: OLD,
         bump_text.TRAILER_TARGET: NEW,
     }
 

@@ -16,7 +16,12 @@ WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 
 
 def writes(env: Harness) -> list[str]:
-    return [f"{r.method} {r.path}" for r in env.sandbox.requests if r.method in WRITES]
+    """Requests that change something on GitHub (a new installation token does not)."""
+    return [
+        f"{r.method} {r.path}"
+        for r in env.sandbox.requests
+        if r.method in WRITES and r.operation_id != "apps/create-installation-access-token"
+    ]
 
 
 def bump_pulls(env: Harness, state: str = "all") -> list[dict[str, Any]]:
