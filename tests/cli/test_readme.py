@@ -1,0 +1,27 @@
+"""The README must stay true to the code it documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.settings import env_table_markdown
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_environment_table_is_the_settings_table() -> None:
+    text = README.read_text()
+    start = text.index("<!-- env-table:start -->\n") + len("<!-- env-table:start -->\n")
+    end = text.index("<!-- env-table:end -->")
+    assert text[start:end].strip() == env_table_markdown().strip()
+
+
+def test_readme_quick_start_is_the_two_make_targets_ci_runs() -> None:
+    text = README.read_text()
+    quick = text[text.index("## Quick start") : text.index("## Commands")]
+    commands = [
+        line.split("#")[0].strip() for line in quick.splitlines() if line.startswith("make")
+    ]
+    assert commands == ["make demo", "make test"]
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "make test" in ci
