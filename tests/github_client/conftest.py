@@ -6,10 +6,9 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.github import GitHubApp
+from bot.sandbox.harness import app_key
 
 from .github_fakes import APP_ID, FakeClock, FakeGitHub, MakeApp, RecordingSleep
 
@@ -18,19 +17,8 @@ START = 1_700_000_000.0
 
 @pytest.fixture(scope="session")
 def rsa_keys() -> tuple[str, str]:
-    """(private PEM, public PEM); generated once because RSA key generation is slow."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
+    """(private PEM, public PEM); one per session, the same pair the e2e harness uses."""
+    return app_key()
 
 
 @pytest.fixture
