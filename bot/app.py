@@ -17,8 +17,10 @@ import aiohttp
 from aiohttp import web
 from gidgethub import routing
 
+import handlers.allowlist
 import handlers.bump
 from bot.blocking import BlockingRunner
+from bot.buildkite import BuildkiteClient, BuildkiteConfig
 from bot.dispatch import build_dispatcher
 from bot.github import GitHubApp
 from bot.inbox import Inbox
@@ -28,8 +30,8 @@ from bot.services import Services
 from bot.settings import Settings
 from bot.store import Store
 from bot.store_sqlite import SQLiteStore
-from bot.subjects import github_subject
-from bot.webhooks import MAX_BODY, github_webhook_handler, healthz
+from bot.subjects import buildkite_subject, github_subject
+from bot.webhooks import MAX_BODY, buildkite_webhook_handler, github_webhook_handler, healthz
 
 WebView = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -37,8 +39,10 @@ SETTINGS = web.AppKey("settings", Settings)
 SERVICES = web.AppKey("services", Services)
 INBOX = web.AppKey("inbox", Inbox)
 GITHUB_VIEW: web.AppKey[WebView] = web.AppKey("github_view")
+BUILDKITE_VIEW: web.AppKey[WebView | None] = web.AppKey("buildkite_view")
 
-DEFAULT_ROUTERS: tuple[routing.Router, ...] = (handlers.bump.router,)
+DEFAULT_ROUTERS: tuple[routing.Router, ...] = (handlers.bump.router, handlers.allowlist.router)
+BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"
 
 
 def create_app(
@@ -68,7 +72,20 @@ def create_app(
             timeout=settings.http_timeout,
             clock=clock,
         )
-        services = Services(settings, session, store, blocking, github, clock, KeyedLocks())
+        buildkite = None
+        if settings.buildkite_api_token is not None:
+            buildkite = BuildkiteClient(
+                session,
+                BuildkiteConfig(
+                    api_url=settings.buildkite_api_url,
+                    token=settings.buildkite_api_token,
+                    timeout=settings.http_timeout,
+                ),
+                clock=clock,
+            )
+        services = Services(
+            settings, session, store, blocking, github, clock, KeyedLocks(), buildkite
+        )
         inbox = Inbox(
             store,
             build_dispatcher(routers, services),
@@ -82,6 +99,7 @@ def create_app(
         app[GITHUB_VIEW] = github_webhook_handler(
             settings.webhook_secret.encode(), inbox, github_subject, clock
         )
+        app[BUILDKITE_VIEW] = _buildkite_view(settings, inbox, clock)
         await inbox.start()
         ticker = None
         if settings.reconcile_interval > 0 and settings.repositories:
@@ -105,7 +123,29 @@ def create_app(
         view: WebView = request.app[GITHUB_VIEW]
         return await view(request)
 
+    async def buildkite_webhook(request: web.Request) -> web.StreamResponse:
+        view = request.app[BUILDKITE_VIEW]
+        if view is None:
+            return web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
+        return await view(request)
+
     app.cleanup_ctx.append(services_ctx)
     app.router.add_post("/webhooks/github", github_webhook)
+    app.router.add_post("/webhooks/buildkite", buildkite_webhook)
     app.router.add_get("/healthz", healthz)
     return app
+
+
+def _buildkite_view(settings: Settings, inbox: Inbox, clock: Callable[[], float]) -> WebView | None:
+    """The Buildkite intake, in signature or plain-token mode as configured (None: off)."""
+    secret, token = settings.buildkite_webhook_secret, settings.buildkite_webhook_token
+    if secret is None and token is None:
+        return None
+    return buildkite_webhook_handler(
+        signature_secret=secret.encode() if secret is not None else None,
+        token=token.encode() if token is not None else None,
+        inbox=inbox,
+        subject_of=buildkite_subject,
+        clock=clock,
+        max_age=settings.buildkite_signature_max_age,
+    )

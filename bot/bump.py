@@ -19,6 +19,7 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot import bump_text, changes
+from bot.allowlist_commit import AllowlistFile
 from bot.blocking import BlockingRunner
 from bot.changes import BranchHead, FileEdit, Repo
 from bot.locks import KeyedLocks
@@ -73,7 +74,7 @@ class PinResult:
 
 
 @dataclass
-class _PinState:
+class PinState:
     """What the bot remembers about one pin's branch (a store document)."""
 
     head: str | None = None
@@ -82,13 +83,15 @@ class _PinState:
     source: str | None = None  # the pinned value the bump commit replaced
     pr: int | None = None
     human_push_notified: bool = False
+    # allowlist follow-ups this bump carries: pattern → narrower patterns ([] = delete)
+    prunes: dict[str, list[str]] = field(default_factory=dict)
     closed_comment_for: int | None = None
     last_result: str = ""
     last_failure: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, doc: Mapping[str, Any] | None) -> _PinState:
+    def load(cls, doc: Mapping[str, Any] | None) -> PinState:
         if not doc:
             return cls()
         known = {f for f in cls.__dataclass_fields__ if f != "extra"}
@@ -151,7 +154,8 @@ async def sync_repo(
     """
     repo = Repo.parse(full_name)
     config, base = await asyncio.gather(
-        load_config(gh, store, blocking, repo), _base_head(gh, store, repo, refresh=refresh)
+        load_config(gh, store, blocking, repo),
+        default_branch_head(gh, store, repo, refresh=refresh),
     )
     if config is None:
         return []
@@ -162,7 +166,9 @@ async def sync_repo(
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 
 
-async def _base_head(gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool) -> BranchHead:
+async def default_branch_head(
+    gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool = False
+) -> BranchHead:
     """The default branch's head; the branch name is remembered between deliveries."""
     known = None if refresh else await store.get_state(REPO_STATE_KIND, repo.full_name)
     if known is not None:
@@ -177,14 +183,15 @@ async def _base_head(gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool) 
     return await changes.branch_head(gh, repo, branch)
 
 
-def _key(ctx: RepoContext, pin: PinConfig) -> str:
-    return f"{ctx.repo.full_name}#{pin.name}"
+def pin_key(repo: str, pin: str) -> str:
+    """The store key (and lock key) of one pin of one repository."""
+    return f"{repo}#{pin}"
 
 
 async def sync_pin(ctx: RepoContext, pin: PinConfig) -> PinResult:
-    key = _key(ctx, pin)
+    key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = _PinState.load(await ctx.store.get_state(STATE_KIND, key))
+        state = PinState.load(await ctx.store.get_state(STATE_KIND, key))
         result = await _sync_pin_locked(ctx, pin, state)
         state.last_result = result.outcome.value
         if result.outcome is Outcome.FAILED:
@@ -197,7 +204,7 @@ async def sync_pin(ctx: RepoContext, pin: PinConfig) -> PinResult:
         return result
 
 
-async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -> PinResult:
+async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) -> PinResult:
     upstream = Repo.parse(pin.upstream)
     branch = bump_text.bump_branch(pin.name)
     head, pulls, raw = await asyncio.gather(
@@ -269,13 +276,22 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: _PinState) -
     entries = await changes.create_blobs(
         ctx.gh, ctx.repo, [FileEdit(pin.file, new_text.encode("utf-8"))]
     )
-    sha = await changes.commit_tree(
+    commit = await changes.commit_tree(
         ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text_out.commit_message
     )
+    if state.prunes and ctx.config.allowlist is not None:
+        # The allowlist follow-ups this bump carried survive the rebuild, as their
+        # own commit on top (if the entries are still there on the new base).
+        file = AllowlistFile(ctx.gh, ctx.blocking, ctx.repo, ctx.config.allowlist)
+        pruned = await file.prune_commit(commit, state.prunes, pin.name, read_at=ctx.base.sha)
+        if pruned is not None:
+            state.extra["prune_base"] = commit.sha
+            commit = pruned
+    sha = commit.sha
     # Record the commit before moving the ref, so a crash between the two is not
     # later mistaken for a human push.
     state.pending = sha
-    await ctx.store.put_state(STATE_KIND, _key(ctx, pin), state.dump())
+    await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
     await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=open_pr is not None)
     state.head, state.pending, state.target, state.source = sha, None, head, pinned
     if open_pr is not None:
@@ -306,7 +322,7 @@ async def _compare(gh: GitHubAPI, upstream: Repo, base: str, head: str) -> dict[
 
 
 async def _ownership(
-    ctx: RepoContext, pin: PinConfig, state: _PinState, open_pr: Mapping[str, Any] | None
+    ctx: RepoContext, pin: PinConfig, state: PinState, open_pr: Mapping[str, Any] | None
 ) -> str | None:
     """The upstream target of the open PR if its head is the bot's, else None."""
     if open_pr is None:
@@ -325,7 +341,7 @@ async def _ownership(
     return state.target
 
 
-def _closed_by_human_for(pr: Mapping[str, Any], head: str, state: _PinState) -> bool:
+def _closed_by_human_for(pr: Mapping[str, Any], head: str, state: PinState) -> bool:
     if pr["state"] != "closed" or pr.get("merged_at"):
         return False
     if state.extra.get("closed_by_bot") == int(pr["number"]):
@@ -335,7 +351,7 @@ def _closed_by_human_for(pr: Mapping[str, Any], head: str, state: _PinState) -> 
 
 
 async def _human_owned(
-    ctx: RepoContext, pin: PinConfig, state: _PinState, open_pr: Mapping[str, Any], branch: str
+    ctx: RepoContext, pin: PinConfig, state: PinState, open_pr: Mapping[str, Any], branch: str
 ) -> PinResult:
     number = int(open_pr["number"])
     if not state.human_push_notified or state.pr != number:
@@ -343,7 +359,7 @@ async def _human_owned(
             branch=branch, head7=str(open_pr["head"]["sha"])[:7]
         )
         state.human_push_notified, state.pr = True, number
-        await ctx.store.put_state(STATE_KIND, _key(ctx, pin), state.dump())
+        await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
         await changes.comment(
             ctx.gh,
             ctx.repo,
@@ -356,7 +372,7 @@ async def _human_owned(
 async def _close_not_needed(
     ctx: RepoContext,
     pin: PinConfig,
-    state: _PinState,
+    state: PinState,
     open_pr: Mapping[str, Any] | None,
     pinned: str,
     head: str,
@@ -381,7 +397,7 @@ async def _close_not_needed(
             head7=head[:7],
         )
         state.closed_comment_for = number
-        await ctx.store.put_state(STATE_KIND, _key(ctx, pin), state.dump())
+        await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
         marker = bump_text.MARKER_ALREADY_CURRENT.format(pin=pin.name)
         await changes.comment(ctx.gh, ctx.repo, number, f"{body}\n\n{marker}")
     await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")

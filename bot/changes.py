@@ -70,6 +70,12 @@ async def branch_head(gh: GitHubAPI, repo: Repo, branch: str) -> BranchHead:
     return BranchHead(name=branch, sha=commit["sha"], tree=commit["commit"]["tree"]["sha"])
 
 
+async def commit_head(gh: GitHubAPI, repo: Repo, sha: str, *, name: str) -> BranchHead:
+    """A commit and its tree, to build another commit on (git/get-commit)."""
+    data = await gh.getitem("/repos/{owner}/{repo}/git/commits/{sha}", url_vars=repo.vars(sha=sha))
+    return BranchHead(name=name, sha=str(data["sha"]), tree=str(data["tree"]["sha"]))
+
+
 async def ref_sha(gh: GitHubAPI, repo: Repo, branch: str) -> str | None:
     """A branch's head sha, or None when the branch does not exist."""
     try:
@@ -125,8 +131,9 @@ async def commit_tree(
     base: BranchHead,
     entries: Sequence[dict[str, str]],
     message: str,
-) -> str:
-    """A tree on top of ``base`` with ``entries``, and a commit of it; returns the commit sha."""
+) -> BranchHead:
+    """A tree on top of ``base`` with ``entries``, and a commit of it (as a head of ``base``'s
+    branch-to-be, so another commit can go on top)."""
     tree = await gh.post(
         "/repos/{owner}/{repo}/git/trees",
         url_vars=repo.vars(),
@@ -137,7 +144,7 @@ async def commit_tree(
         url_vars=repo.vars(),
         data={"message": message, "tree": tree["sha"], "parents": [base.sha]},
     )
-    return str(commit["sha"])
+    return BranchHead(name=base.name, sha=str(commit["sha"]), tree=str(tree["sha"]))
 
 
 async def force_branch(gh: GitHubAPI, repo: Repo, branch: str, sha: str, *, exists: bool) -> None:
@@ -161,6 +168,16 @@ async def force_branch(gh: GitHubAPI, repo: Repo, branch: str, sha: str, *, exis
         "/repos/{owner}/{repo}/git/refs/{ref}",
         url_vars=repo.vars(ref=f"heads/{branch}"),
         data={"sha": sha, "force": True},
+    )
+
+
+async def advance_branch(gh: GitHubAPI, repo: Repo, branch: str, sha: str) -> None:
+    """Move ``branch`` forward to ``sha``; GitHub refuses (422) if that is not a fast-forward,
+    so a commit someone pushed meanwhile is never overwritten."""
+    await gh.patch(
+        "/repos/{owner}/{repo}/git/refs/{ref}",
+        url_vars=repo.vars(ref=f"heads/{branch}"),
+        data={"sha": sha, "force": False},
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 EXIT_USAGE = 2
+DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,6 +42,31 @@ def _parser() -> argparse.ArgumentParser:
     bump.add_argument(
         "--write", action="store_true", help="apply the edit (default: print the diff)"
     )
+    prune = plans.add_parser("prune", help="remove or narrow torch ABI allowlist entries locally")
+    prune.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    prune.add_argument("--file", required=True, help="the allowlist file, relative to --repo")
+    prune.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
+    prune.add_argument(
+        "--remove", action="append", default=[], metavar="PATTERN", help="an entry to delete"
+    )
+    prune.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="PATTERN=NEW[,NEW...]",
+        help="an entry to replace with narrower ones",
+    )
+    prune.add_argument(
+        "--write", action="store_true", help="apply the edit (default: print the diff)"
+    )
+
+    audit = commands.add_parser(
+        "audit", help="audit a wheel or package directory against the torch ABI allowlist"
+    )
+    audit.add_argument("target", type=Path, help="a .whl file or an unpacked package directory")
+    audit.add_argument("--allowlist-file", type=Path, required=True, help="check-torch-abi.py")
+    audit.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
+    audit.add_argument("--json", action="store_true", help="one JSON document on stdout")
     return parser
 
 
@@ -56,6 +82,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.repo_config import check_config
 
         return check_config(args.path, sys.stdout, sys.stderr)
+    if args.command == "audit":
+        from bot.audit_cli import audit_command
+
+        return audit_command(
+            args.target,
+            args.allowlist_file,
+            variable=args.variable,
+            as_json=args.json,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
+    if args.plan == "prune":
+        from bot.plan_prune import plan_prune
+
+        return plan_prune(
+            args.repo,
+            args.file,
+            variable=args.variable,
+            remove=args.remove,
+            replace=args.replace,
+            write=args.write,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
     from bot.plan_bump import plan_bump
 
     return plan_bump(

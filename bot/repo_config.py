@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO, TypeAlias, get_args, get_origin
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -48,6 +49,8 @@ DEFAULT_BRANCH = "main"
 DEFAULT_ALLOWLIST_FILE = ".buildkite/check-torch-abi.py"
 DEFAULT_ALLOWLIST_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 DEFAULT_AUDIT_STEP = "torch-stable-abi-audit"
+DEFAULT_LINE_LENGTH = 88
+DEFAULT_WHEEL_MAX_MB = 600
 DEFAULT_LABELS_ON_APPROVAL: tuple[str, ...] = ("ready",)
 DEFAULT_MERGE_METHOD: MergeMethod = "squash"
 DEFAULT_LANDING_PATHS: tuple[str, ...] = ("cmake/**", ".buildkite/check-torch-abi.py")
@@ -90,6 +93,12 @@ MSG_BAD_HANDLE = "invalid handle {value!r}: use letters, digits and '-'"
 MSG_BAD_SLUG = "invalid Buildkite slug {value!r}: use letters, digits, '_', '.' and '-'"
 MSG_HAS_WHITESPACE = "must not contain whitespace, got {value!r}"
 MSG_LABEL_TOO_LONG = "label {value!r} is longer than {limit} characters"
+MSG_OUT_OF_RANGE = "{value} is outside {low}..{high}"
+MSG_BAD_URL = "expected an http(s) URL, got {value!r}"
+MSG_URL_NO_COMMIT = "the URL template must contain {{commit}}, got {value!r}"
+MIN_LINE_LENGTH = 40
+MAX_LINE_LENGTH = 400
+MAX_WHEEL_MB = 4096
 MSG_DUPLICATE_PIN = "duplicate pin name {name!r} (first at pins[{index}])"
 MSG_DUPLICATE_DEPENDENCY = "pins[{index}] already follows {dependency!r} in {file}"
 
@@ -119,6 +128,9 @@ class AllowlistConfig:
     file: str = DEFAULT_ALLOWLIST_FILE
     variable: str = DEFAULT_ALLOWLIST_VARIABLE
     audit_step: str = DEFAULT_AUDIT_STEP
+    line_length: int = DEFAULT_LINE_LENGTH  # the repo's ruff line length, for reformatting
+    wheel_url: str | None = None  # URL template of a main commit's CUDA wheel, with {commit}
+    wheel_max_mb: int = DEFAULT_WHEEL_MAX_MB
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,6 +296,29 @@ def _check_word(value: str) -> str:
     return value
 
 
+def _check_line_length(value: int) -> int:
+    if not MIN_LINE_LENGTH <= value <= MAX_LINE_LENGTH:
+        raise _invalid(
+            "range", MSG_OUT_OF_RANGE, value=value, low=MIN_LINE_LENGTH, high=MAX_LINE_LENGTH
+        )
+    return value
+
+
+def _check_megabytes(value: int) -> int:
+    if not 1 <= value <= MAX_WHEEL_MB:
+        raise _invalid("range", MSG_OUT_OF_RANGE, value=value, low=1, high=MAX_WHEEL_MB)
+    return value
+
+
+def _check_wheel_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise _invalid("url", MSG_BAD_URL, value=value)
+    if "{commit}" not in value:
+        raise _invalid("url", MSG_URL_NO_COMMIT, value=value)
+    return value
+
+
 def _check_label(value: str) -> str:
     if not value.strip():
         raise _invalid("empty", MSG_EMPTY)
@@ -303,6 +338,9 @@ Handle = Annotated[str, AfterValidator(_check_handle)]
 Slug = Annotated[str, AfterValidator(_check_slug)]
 Word = Annotated[str, AfterValidator(_check_word)]
 Label = Annotated[str, AfterValidator(_check_label)]
+LineLength = Annotated[int, AfterValidator(_check_line_length)]
+Megabytes = Annotated[int, AfterValidator(_check_megabytes)]
+WheelUrl = Annotated[str, AfterValidator(_check_wheel_url)]
 
 
 # --- the schema ------------------------------------------------------------------
@@ -327,6 +365,9 @@ class _AllowlistModel(_Section):
     file: RepoPath = DEFAULT_ALLOWLIST_FILE
     variable: Identifier = DEFAULT_ALLOWLIST_VARIABLE
     audit_step: Word = DEFAULT_AUDIT_STEP
+    line_length: LineLength = DEFAULT_LINE_LENGTH
+    wheel_url: WheelUrl | None = None
+    wheel_max_mb: Megabytes = DEFAULT_WHEEL_MAX_MB
 
 
 class _BuildkiteModel(_Section):
@@ -506,6 +547,8 @@ def _describe(value: object) -> str:
 
 _EXPECTED = {
     "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "true or false",
     "list_type": "a list",
     "model_type": "a mapping",
     "dict_type": "a mapping",
@@ -624,6 +667,9 @@ def _freeze(model: _RepoModel) -> RepoConfig:
             file=model.allowlist.file,
             variable=model.allowlist.variable,
             audit_step=model.allowlist.audit_step,
+            line_length=model.allowlist.line_length,
+            wheel_url=model.allowlist.wheel_url,
+            wheel_max_mb=model.allowlist.wheel_max_mb,
         ),
         buildkite=None
         if model.buildkite is None

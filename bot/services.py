@@ -16,6 +16,7 @@ from bot.blocking import BlockingRunner
 from bot.locks import KeyedLocks
 
 if TYPE_CHECKING:
+    from bot.buildkite import BuildkiteClient
     from bot.github import GitHubApp
     from bot.settings import Settings
     from bot.store import Store
@@ -30,3 +31,4 @@ class Services:
     github: GitHubApp
     clock: Callable[[], float]
     locks: KeyedLocks
+    buildkite: BuildkiteClient | None = None  # None: the Buildkite side is not configured

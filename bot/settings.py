@@ -33,6 +33,8 @@ BOTH_KEYS = "{name}: set either {name} or {other}, not both"
 NOT_PEM = "{name}: does not look like a PEM private key"
 UNREADABLE_KEY = "{name}: cannot read {value!r}: {reason}"
 
+DEFAULT_BUILDKITE_API_URL = "https://api.buildkite.com/v2"
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 # GitHub logins: alphanumerics and single hyphens; repository names also allow
@@ -112,6 +114,36 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar(f"{PREFIX}HTTP_TIMEOUT", "http_timeout", "30", "Timeout of one HTTP request, seconds."),
     EnvVar(f"{PREFIX}LOGIN", "bot_login", "followup-bot[bot]", "The bot's own GitHub login."),
     EnvVar(f"{PREFIX}LOG_LEVEL", "log_level", "INFO", "Logging level: " + ", ".join(LOG_LEVELS)),
+    EnvVar(
+        f"{PREFIX}BUILDKITE_API_TOKEN",
+        "buildkite_api_token",
+        None,
+        "Buildkite API access token; without it the Buildkite side is off.",
+    ),
+    EnvVar(
+        f"{PREFIX}BUILDKITE_API_URL",
+        "buildkite_api_url",
+        DEFAULT_BUILDKITE_API_URL,
+        "Base URL of the Buildkite REST API.",
+    ),
+    EnvVar(
+        f"{PREFIX}BUILDKITE_WEBHOOK_SECRET",
+        "buildkite_webhook_secret",
+        None,
+        "Buildkite webhook signature secret (X-Buildkite-Signature). Set this or the token.",
+    ),
+    EnvVar(
+        f"{PREFIX}BUILDKITE_WEBHOOK_TOKEN",
+        "buildkite_webhook_token",
+        None,
+        "Buildkite webhook plain token (X-Buildkite-Token). Set this or the secret.",
+    ),
+    EnvVar(
+        f"{PREFIX}BUILDKITE_SIGNATURE_MAX_AGE",
+        "buildkite_signature_max_age",
+        "300",
+        "Seconds a Buildkite webhook signature stays valid (replay protection).",
+    ),
 )
 
 
@@ -140,6 +172,16 @@ class Settings:
     http_timeout: float = 30.0
     bot_login: str = "followup-bot[bot]"
     log_level: str = "INFO"
+    # The Buildkite side is optional: off without an API token.
+    buildkite_api_token: str | None = field(default=None, repr=False)
+    buildkite_api_url: str = DEFAULT_BUILDKITE_API_URL
+    buildkite_webhook_secret: str | None = field(default=None, repr=False)
+    buildkite_webhook_token: str | None = field(default=None, repr=False)
+    buildkite_signature_max_age: float = 300.0
+
+    @property
+    def buildkite_enabled(self) -> bool:
+        return self.buildkite_api_token is not None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -164,6 +206,22 @@ class Settings:
             ),
             bot_login=reader.optional("LOGIN", cls.bot_login, str.strip),
             log_level=reader.optional("LOG_LEVEL", cls.log_level, _parse_log_level),
+            buildkite_api_token=reader.optional("BUILDKITE_API_TOKEN", None, _token),
+            buildkite_api_url=reader.optional(
+                "BUILDKITE_API_URL", cls.buildkite_api_url, _parse_url
+            ),
+            buildkite_webhook_secret=reader.exclusive(
+                "BUILDKITE_WEBHOOK_SECRET", "BUILDKITE_WEBHOOK_TOKEN", str
+            ),
+            # Compared with a header value, which never carries surrounding blanks.
+            buildkite_webhook_token=reader.exclusive(
+                "BUILDKITE_WEBHOOK_TOKEN", "BUILDKITE_WEBHOOK_SECRET", str.strip
+            ),
+            buildkite_signature_max_age=reader.optional(
+                "BUILDKITE_SIGNATURE_MAX_AGE",
+                cls.buildkite_signature_max_age,
+                _ranged_float(1.0, 86400.0),
+            ),
         )
         if reader.problems:
             raise SettingsError(reader.problems)
@@ -185,6 +243,7 @@ class _Reader:
     def __init__(self, env: Mapping[str, str]) -> None:
         self._env = env
         self.problems: list[str] = []
+        self._conflicts: set[frozenset[str]] = set()
 
     def _raw(self, suffix: str) -> str | None:
         # An empty value counts as unset: `VAR=` in an env file usually means
@@ -212,6 +271,23 @@ class _Reader:
             fields: dict[str, object] = {"value": value, **invalid.fields}
             self.problems.append(invalid.template.format(name=name, **fields))
             return default
+
+    def exclusive(self, suffix: str, other: str, parse: Callable[[str], str]) -> str | None:
+        """An optional value that must not be set together with ``other``.
+
+        Called for both of the pair; the conflict is reported once, and then
+        neither value is used.
+        """
+        value = self._raw(suffix)
+        if value is None:
+            return None
+        if self._raw(other) is not None:
+            pair = frozenset({suffix, other})
+            if pair not in self._conflicts:
+                self._conflicts.add(pair)
+                self.problems.append(BOTH_KEYS.format(name=PREFIX + suffix, other=PREFIX + other))
+            return None
+        return parse(value)
 
     def private_key(self) -> str:
         inline_name, file_name = PREFIX + "PRIVATE_KEY", PREFIX + "PRIVATE_KEY_FILE"
@@ -250,6 +326,11 @@ def _parse_repositories(value: str) -> tuple[str, ...]:
         if item not in repositories:
             repositories.append(item)
     return tuple(repositories)
+
+
+def _token(value: str) -> str:
+    # Sent in an Authorization header, where a stray newline from a secret file breaks it.
+    return value.strip()
 
 
 def _parse_url(value: str) -> str:

@@ -39,3 +39,12 @@ def github_subject(event: str, payload: Mapping[str, Any]) -> str:
     if number is not None:
         return f"pr:{repo}#{number}"
     return f"repo:{repo}"
+
+
+def buildkite_subject(event: str, payload: Mapping[str, Any]) -> str:
+    """Buildkite deliveries about one branch of one pipeline share a subject."""
+    build = payload.get("build")
+    if not isinstance(build, Mapping):
+        return f"buildkite:{event}"
+    pipeline = str(build.get("url", "-")).rsplit("/builds/", 1)[0]
+    return f"buildkite:{pipeline}@{build.get('branch', '-')}"

@@ -1,23 +1,29 @@
-"""Webhook intake: verify, store durably, answer 202.
+"""Webhook intake (GitHub and Buildkite): verify, store durably, answer 202.
 
-Nothing is processed here. The handler checks the headers and the signature
-itself (gidgethub's ``Event.from_http`` accepts SHA-1-only signatures and,
-with no secret, unsigned bodies), hands the raw body to the inbox, and only
-answers once the delivery is committed, well inside GitHub's 10 s.
-Duplicates (a redelivery keeps its ``X-GitHub-Delivery``) are answered 202
-too, since GitHub treats anything else as a failed delivery.
+Nothing is processed here. The GitHub handler checks the headers and the
+signature itself (gidgethub's ``Event.from_http`` accepts SHA-1-only
+signatures and, with no secret, unsigned bodies), hands the raw body to the
+inbox, and only answers once the delivery is committed, well inside GitHub's
+10 s. Duplicates (a redelivery keeps its ``X-GitHub-Delivery``) are answered
+202 too, since GitHub treats anything else as a failed delivery.
+
+The Buildkite handler shares those steps; it checks ``X-Buildkite-Signature``
+(an HMAC over the timestamp and the body, refused once stale) or the plain
+``X-Buildkite-Token``, whichever the app configured.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -26,6 +32,7 @@ from bot.store import Delivery
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 SubjectFn = Callable[[str, Mapping[str, Any]], str]
 
 MAX_BODY = 25 * 1024 * 1024
@@ -47,6 +54,20 @@ BAD_SIGNATURE = "missing or invalid X-Hub-Signature-256"
 NOT_A_JSON_OBJECT = "body is not a JSON object (configure the webhook with application/json)"
 NOT_STORED = "the delivery could not be stored; try again"
 
+BUILDKITE_EVENT_HEADER = "X-Buildkite-Event"
+BUILDKITE_SIGNATURE_HEADER = "X-Buildkite-Signature"
+BUILDKITE_TOKEN_HEADER = "X-Buildkite-Token"
+BUILDKITE_REQUEST_ID_HEADER = "X-Buildkite-Request-Id"
+# Buildkite sends no delivery GUID: without a request id, the body's hash is the
+# dedupe key, so a resend of the same payload is a duplicate.
+BUILDKITE_BODY_ID_PREFIX = "bk:"
+BUILDKITE_SIGNATURE_MAX_AGE = 300.0
+
+MISSING_BUILDKITE_EVENT = "missing X-Buildkite-Event header"
+BAD_BUILDKITE_SIGNATURE = "missing, invalid or stale X-Buildkite-Signature"
+BAD_BUILDKITE_TOKEN = "missing or invalid X-Buildkite-Token"
+ONE_BUILDKITE_CREDENTIAL = "configure exactly one of a Buildkite signature secret or token"
+
 LOG_ACCEPTED = "accepted %s delivery %s (subject %s)"
 LOG_REJECTED = "rejected delivery %s: %s"
 LOG_SUBJECT_FAILED = "no subject for %s delivery %s; using its own id"
@@ -66,6 +87,68 @@ def verify_github_signature(secret: bytes, body: bytes, header: str | None) -> b
         return False  # compare_digest refuses non-ASCII str; such a header is forged anyway
     expected = hmac.new(secret, body, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, given)
+
+
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_HEX_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _buildkite_signature_parts(header: str) -> tuple[str, str] | None:
+    """(timestamp, hex signature) from ``timestamp=<unix>,signature=<hex>``; None if malformed."""
+    fields: dict[str, str] = {}
+    for part in header.split(","):
+        key, equals, value = part.partition("=")
+        key = key.strip().lower()
+        if not equals or key in fields:
+            return None  # a repeated field could smuggle a second signature
+        fields[key] = value.strip()
+    timestamp, signature = fields.get("timestamp"), fields.get("signature")
+    if timestamp is None or signature is None:
+        return None
+    if not _TIMESTAMP.fullmatch(timestamp) or not _HEX_SHA256.fullmatch(signature):
+        return None
+    return timestamp, signature.lower()
+
+
+def verify_buildkite_signature(
+    secret: bytes,
+    body: bytes,
+    header: str | None,
+    *,
+    now: float,
+    max_age: float = BUILDKITE_SIGNATURE_MAX_AGE,
+) -> bool:
+    """Whether ``header`` signs ``body`` with ``secret`` and is at most ``max_age`` old.
+
+    Buildkite signs ``"<timestamp>.<body>"``, so a captured delivery cannot
+    be replayed once its timestamp is stale. Timestamps too far in the future
+    are refused as well: they would stay fresh for longer than ``max_age``.
+    """
+    if not secret or not header:
+        return False
+    parts = _buildkite_signature_parts(header)
+    if parts is None:
+        return False
+    timestamp, given = parts
+    if abs(now - int(timestamp)) > max_age:
+        return False
+    signed = timestamp.encode() + b"." + body
+    expected = hmac.new(secret, signed, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, given)
+
+
+def verify_buildkite_token(expected: bytes, header: str | None) -> bool:
+    """Whether ``header`` (``X-Buildkite-Token``) is ``expected``; an empty token trusts nothing."""
+    if not expected or not header:
+        return False
+    return hmac.compare_digest(expected, header.strip().encode())
+
+
+def buildkite_delivery_id(request_id: str | None, body: bytes) -> str:
+    """The dedupe key of a Buildkite delivery: its request id, else its body's hash."""
+    if request_id and request_id.strip():
+        return request_id.strip()
+    return BUILDKITE_BODY_ID_PREFIX + hashlib.sha256(body).hexdigest()
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -92,14 +175,36 @@ async def _read_capped(request: web.Request, limit: int) -> bytes | None:
 _BAD_SIGNATURE = object()
 
 
-def _checked(secret: bytes, body: bytes, signature: str | None) -> object:
+def _checked(verify: Callable[[bytes], bool], body: bytes) -> object:
     """The parsed body; ``_BAD_SIGNATURE``; or ``None`` when the body is not JSON."""
-    if not verify_github_signature(secret, body, signature):
+    if not verify(body):
         return _BAD_SIGNATURE
     try:
         return json.loads(body)
     except (ValueError, RecursionError):
         return None  # not JSON at all; a JSON `null` is rejected the same way
+
+
+async def _off_loop_if_large(body: bytes, work: Callable[[bytes], T]) -> T:
+    """``work(body)``, in a thread when the body is large enough to stall the loop."""
+    if len(body) > INLINE_BODY_LIMIT:
+        return await asyncio.to_thread(work, body)
+    return work(body)
+
+
+async def _store(inbox: Inbox, delivery: Delivery) -> web.Response:
+    """Submit the delivery and give the sender its answer: 202 (accepted or duplicate) or 503."""
+    try:
+        accepted = await inbox.submit(delivery)
+    except Exception:
+        # Answering 202 here would lose the delivery; a 503 makes it show as
+        # failed in the sender's delivery log, where it can be redelivered.
+        logger.exception(LOG_STORE_FAILED, delivery.delivery_id)
+        return _error(503, NOT_STORED)
+    if accepted:
+        logger.info(LOG_ACCEPTED, delivery.event, delivery.delivery_id, delivery.subject)
+    status = STATUS_ACCEPTED if accepted else STATUS_DUPLICATE
+    return web.json_response({"status": status}, status=202)
 
 
 def github_webhook_handler(
@@ -123,36 +228,109 @@ def github_webhook_handler(
             logger.info(LOG_REJECTED, delivery_id, TOO_LARGE)
             return _error(413, TOO_LARGE)
         signature = request.headers.get(SIGNATURE_HEADER)
-        if len(body) > INLINE_BODY_LIMIT:
-            payload = await asyncio.to_thread(_checked, secret, body, signature)
-        else:
-            payload = _checked(secret, body, signature)
+
+        def verify(signed: bytes) -> bool:
+            return verify_github_signature(secret, signed, signature)
+
+        payload = await _off_loop_if_large(body, functools.partial(_checked, verify))
         if payload is _BAD_SIGNATURE:
             logger.info(LOG_REJECTED, delivery_id, BAD_SIGNATURE)
             return _error(401, BAD_SIGNATURE)
         if not isinstance(payload, dict):
             logger.info(LOG_REJECTED, delivery_id, NOT_A_JSON_OBJECT)
             return _error(400, NOT_A_JSON_OBJECT)
-        subject = _subject(subject_of, event, delivery_id, payload)
         delivery = Delivery(
             delivery_id=delivery_id,
             source="github",
             event=event,
             payload=body,
-            subject=subject,
+            subject=_subject(subject_of, event, delivery_id, payload),
             received_at=clock(),
         )
-        try:
-            accepted = await inbox.submit(delivery)
-        except Exception:
-            # Answering 202 here would lose the delivery; a 503 makes it show
-            # as failed in GitHub's delivery log, where it can be redelivered.
-            logger.exception(LOG_STORE_FAILED, delivery_id)
-            return _error(503, NOT_STORED)
-        if accepted:
-            logger.info(LOG_ACCEPTED, event, delivery_id, subject)
-        status = STATUS_ACCEPTED if accepted else STATUS_DUPLICATE
-        return web.json_response({"status": status}, status=202)
+        return await _store(inbox, delivery)
+
+    return handle
+
+
+Verifier = Callable[[web.Request], Callable[[bytes], bool]]
+
+
+def _signature_verifier(secret: bytes, clock: Callable[[], float], max_age: float) -> Verifier:
+    def verifier(request: web.Request) -> Callable[[bytes], bool]:
+        header = request.headers.get(BUILDKITE_SIGNATURE_HEADER)
+        now = clock()  # when the delivery arrived, not when a thread got to it
+        return lambda body: verify_buildkite_signature(
+            secret, body, header, now=now, max_age=max_age
+        )
+
+    return verifier
+
+
+def _token_verifier(token: bytes) -> Verifier:
+    def verifier(request: web.Request) -> Callable[[bytes], bool]:
+        given = request.headers.get(BUILDKITE_TOKEN_HEADER)
+        return lambda body: verify_buildkite_token(token, given)
+
+    return verifier
+
+
+def buildkite_webhook_handler(
+    *,
+    signature_secret: bytes | None,
+    token: bytes | None,
+    inbox: Inbox,
+    subject_of: SubjectFn,
+    clock: Callable[[], float] = time.time,
+    max_body: int = MAX_BODY,
+    max_age: float = BUILDKITE_SIGNATURE_MAX_AGE,
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """The ``POST /webhooks/buildkite`` handler, checking a signature or a plain token.
+
+    Exactly one of ``signature_secret`` and ``token`` must be given (and not
+    empty): a handler that checks neither would accept anyone's deliveries.
+    """
+    if signature_secret and token is None:
+        verifier = _signature_verifier(signature_secret, clock, max_age)
+        rejection = BAD_BUILDKITE_SIGNATURE
+    elif token and signature_secret is None:
+        verifier = _token_verifier(token)
+        rejection = BAD_BUILDKITE_TOKEN
+    else:
+        raise ValueError(ONE_BUILDKITE_CREDENTIAL)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        event = request.headers.get(BUILDKITE_EVENT_HEADER, "").strip()
+        request_id = request.headers.get(BUILDKITE_REQUEST_ID_HEADER)
+        shown_id = (request_id or "").strip() or "?"
+        if not event:
+            logger.info(LOG_REJECTED, shown_id, MISSING_BUILDKITE_EVENT)
+            return _error(400, MISSING_BUILDKITE_EVENT)
+        body = await _read_capped(request, max_body)
+        if body is None:
+            logger.info(LOG_REJECTED, shown_id, TOO_LARGE)
+            return _error(413, TOO_LARGE)
+        verify = verifier(request)
+
+        def check(raw: bytes) -> tuple[object, str]:
+            # Hashing a large body is as costly as parsing it: both run off the loop.
+            return _checked(verify, raw), buildkite_delivery_id(request_id, raw)
+
+        payload, delivery_id = await _off_loop_if_large(body, check)
+        if payload is _BAD_SIGNATURE:
+            logger.info(LOG_REJECTED, shown_id, rejection)
+            return _error(401, rejection)
+        if not isinstance(payload, dict):
+            logger.info(LOG_REJECTED, delivery_id, NOT_A_JSON_OBJECT)
+            return _error(400, NOT_A_JSON_OBJECT)
+        delivery = Delivery(
+            delivery_id=delivery_id,
+            source="buildkite",
+            event=event,
+            payload=body,
+            subject=_subject(subject_of, event, delivery_id, payload),
+            received_at=clock(),
+        )
+        return await _store(inbox, delivery)
 
     return handle
 

@@ -79,9 +79,13 @@ class EventBuilder:
             "modified": [f.filename for f in files if f.status not in ("added", "removed")],
         }
         built: JSON = overlay(template, value)
-        # The example's author has a GitHub username; ours are plain git identities.
-        for role in ("author", "committer"):
-            built[role] = {"name": value[role]["name"], "email": value[role]["email"]}  # type: ignore[index]
+        # The example's people have usernames; GitHub adds one only for a linked account.
+        for role, who in (("author", commit.author), ("committer", commit.committer)):
+            person: JSON = {"name": who.name, "email": who.email}
+            account = self.json.account(who.email)
+            if account is not None:
+                person["username"] = account.login
+            built[role] = person
         return built
 
     def push(

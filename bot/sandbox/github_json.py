@@ -9,6 +9,7 @@ checks on every response.
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +37,10 @@ APP_PERMISSIONS = {
     "metadata": "read",
 }
 APP_EVENTS = ["push", "pull_request", "pull_request_review", "issue_comment", "check_run", "status"]
+# GitHub's private commit e-mail, "<id>+<login>@" this domain ("<login>@" for accounts
+# older than 2017): the only addresses the stand-in's accounts have, so the only ones
+# that link a commit to an account.
+NOREPLY_DOMAIN = "users.noreply.github.com"
 
 
 def iso(timestamp: float) -> str:
@@ -44,6 +49,22 @@ def iso(timestamp: float) -> str:
 
 def node_id(kind: str, ident: int | str) -> str:
     return base64.b64encode(f"{kind}:{ident}".encode()).decode().rstrip("=")
+
+
+def noreply_email(user: User) -> str:
+    return f"{user.id}+{user.login}@{NOREPLY_DOMAIN}"
+
+
+def account_for_email(users: Mapping[str, User], email: str) -> User | None:
+    """The account ``email`` belongs to, as GitHub links commit authors; None if nobody's."""
+    local, at, domain = email.rpartition("@")
+    if not at or domain.lower() != NOREPLY_DOMAIN:
+        return None
+    ident, plus, login = local.partition("+")
+    user = users.get(login if plus else local)
+    if user is None or (plus and ident != str(user.id)):
+        return None
+    return user
 
 
 def error_body(message: str, status: int, errors: list[JSON] | None = None) -> JSON:
@@ -65,9 +86,11 @@ class PullStats:
 
 
 class GitHubJson:
-    def __init__(self, base_url: str, html_base: str) -> None:
+    def __init__(self, base_url: str, html_base: str, users: Mapping[str, User]) -> None:
         self.api = base_url.rstrip("/")
         self.html = html_base.rstrip("/")
+        # The stand-in's live accounts by login: a commit links to one once it exists.
+        self.users = users
 
     # -- people -----------------------------------------------------------------------------
 
@@ -93,6 +116,13 @@ class GitHubJson:
             "type": user.type,
             "site_admin": False,
         }
+
+    def account(self, email: str) -> User | None:
+        return account_for_email(self.users, email)
+
+    def _linked_user(self, who: Identity) -> JSON | None:
+        account = self.account(who.email)
+        return None if account is None else self.user(account)
 
     # -- repositories -----------------------------------------------------------------------
 
@@ -264,11 +294,9 @@ class GitHubJson:
                 "tree": {"sha": commit.tree, "url": f"{api}/git/trees/{commit.tree}"},
                 "verification": self._verification(),
             },
-            # GitHub links an account only when the e-mail belongs to one; ours never do.
-            # GitHub then sends null, which the contract's validator rejects (nullable
-            # beside oneOf); the description's other option, an empty object, is used.
-            "author": {},
-            "committer": {},
+            # GitHub links an account only when the e-mail belongs to one, else null.
+            "author": self._linked_user(commit.author),
+            "committer": self._linked_user(commit.committer),
             "parents": [
                 {
                     "sha": parent,

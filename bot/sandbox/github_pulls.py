@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.sandbox.github_events import PushedCommit
 from bot.sandbox.github_http import ApiError
-from bot.sandbox.github_json import PullStats
+from bot.sandbox.github_json import PullStats, noreply_email
 from bot.sandbox.github_state import Issue, Repo, User
 from bot.sandbox.gitstore import ZERO_SHA, Identity
 
@@ -94,9 +94,7 @@ class PullOps:
         if tree is None:
             raise ApiError(405, NOT_MERGEABLE)
         now = int(self.sandbox.clock())
-        merger_identity = Identity(
-            merger.login, f"{merger.id}+{merger.login}@users.noreply.github.com", now
-        )
+        merger_identity = Identity(merger.login, noreply_email(merger), now)
         # Web-flow commits are committed by GitHub itself.
         committer = Identity("GitHub", "noreply@github.com", now)
         head_commits = store.read_commits(

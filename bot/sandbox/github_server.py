@@ -33,7 +33,7 @@ from bot.sandbox.github_faults import (
     Faults,
 )
 from bot.sandbox.github_http import ApiError, Call, Query, Reply, Route, Router
-from bot.sandbox.github_json import JSON, GitHubJson, PullStats, error_body
+from bot.sandbox.github_json import JSON, GitHubJson, PullStats, error_body, noreply_email
 from bot.sandbox.github_pulls import PullEvent, PullOps
 from bot.sandbox.github_state import (
     PERMISSION_LEVELS,
@@ -119,7 +119,7 @@ class GitHubSandbox:
         self.sender = WebhookSender(webhook_secret, contract, strict, self.violations)
         self.base_url = ""
         self.html_base = ""
-        self.json = GitHubJson("", "")
+        self.json = GitHubJson("", "", self.users)
         self.events = EventBuilder(self.json)
         self.pulls_ops = PullOps(self)
         self.router = Router()
@@ -152,7 +152,7 @@ class GitHubSandbox:
         bound_port = self._runner.addresses[0][1]
         self.base_url = f"http://{host}:{bound_port}"
         self.html_base = self.base_url + "/web"
-        self.json = GitHubJson(self.base_url, self.html_base)
+        self.json = GitHubJson(self.base_url, self.html_base, self.users)
         self.events = EventBuilder(self.json)
         self.sender.start()
 
@@ -181,9 +181,7 @@ class GitHubSandbox:
 
     def bot_identity(self) -> Identity:
         bot = self.bot_user
-        return Identity(
-            bot.login, f"{bot.id}+{bot.login}@users.noreply.github.com", int(self.clock())
-        )
+        return Identity(bot.login, noreply_email(bot), int(self.clock()))
 
     def repo(self, full_name: str) -> Repo:
         found = self.repos.get(full_name)

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from bot.app import INBOX, SERVICES, create_app
 from bot.inbox import Inbox
+from bot.sandbox.buildkite_server import BuildkiteSandbox
 from bot.sandbox.contract import Contract
 from bot.sandbox.github_server import GitHubSandbox
 from bot.sandbox.keys import generate_app_key
@@ -25,6 +26,8 @@ from bot.services import Services
 from bot.settings import Settings
 
 APP_ID = "424242"
+BUILDKITE_ORG = "vllm"
+BUILDKITE_TOKEN = "bkua_sandbox_token"
 SETTLE_TIMEOUT = 60.0
 
 
@@ -41,6 +44,10 @@ class BotProcess:
     app: web.Application
     runner: web.AppRunner
     webhook_url: str
+
+    @property
+    def buildkite_webhook_url(self) -> str:
+        return self.webhook_url.removesuffix("/github") + "/buildkite"
 
     @property
     def inbox(self) -> Inbox:
@@ -69,6 +76,13 @@ class Harness:
     sandbox: GitHubSandbox
     settings: Settings
     bot: BotProcess | None
+    buildkite: BuildkiteSandbox | None = None
+
+    @property
+    def ci(self) -> BuildkiteSandbox:
+        if self.buildkite is None:
+            raise RuntimeError("this harness has no Buildkite stand-in")
+        return self.buildkite
 
     @property
     def running(self) -> BotProcess:
@@ -83,14 +97,19 @@ class Harness:
         branch, ``pull_request.opened``), so one round is not always enough.
         """
 
+        async def delivered() -> int:
+            await self.sandbox.flush()
+            if self.buildkite is not None:
+                await self.buildkite.flush()
+                return len(self.sandbox.deliveries) + len(self.buildkite.deliveries)
+            return len(self.sandbox.deliveries)
+
         async def rounds() -> None:
             while True:
-                seen = len(self.sandbox.deliveries)
-                await self.sandbox.flush()
+                seen = await delivered()
                 if self.bot is not None:
                     await self.bot.inbox.wait_idle()
-                await self.sandbox.flush()
-                if len(self.sandbox.deliveries) == seen:
+                if await delivered() == seen:
                     return
 
         await asyncio.wait_for(rounds(), SETTLE_TIMEOUT)
@@ -98,6 +117,8 @@ class Harness:
     async def start(self, *, backoff_base: float = 0.0) -> BotProcess:
         self.bot = await start_bot(self.settings, backoff_base=backoff_base)
         self.sandbox.webhook_url = self.bot.webhook_url
+        if self.buildkite is not None:
+            self.buildkite.webhook_url = self.bot.buildkite_webhook_url
         return self.bot
 
     async def stop(self) -> None:
@@ -105,6 +126,8 @@ class Harness:
             await self.bot.stop()
             self.bot = None
             self.sandbox.webhook_url = None
+            if self.buildkite is not None:
+                self.buildkite.webhook_url = None
 
 
 @asynccontextmanager
@@ -115,9 +138,11 @@ async def harness(
     start: bool = True,
     strict: bool = True,
     backoff_base: float = 0.0,
+    buildkite: bool = False,
     **settings_overrides: object,
 ) -> AsyncIterator[Harness]:
-    """A running stand-in, and (``start``) the bot serving webhooks from it."""
+    """The GitHub stand-in (and with ``buildkite`` the Buildkite one), and with ``start``
+    the bot serving webhooks from them."""
     private_key, public_key = app_key()
     secret = secrets.token_hex(16)
     sandbox = GitHubSandbox(
@@ -129,6 +154,18 @@ async def harness(
         strict=strict,
     )
     await sandbox.start()
+    ci = None
+    if buildkite:
+        ci = BuildkiteSandbox(
+            organization=BUILDKITE_ORG, api_token=BUILDKITE_TOKEN, webhook_token=secret
+        )
+        await ci.start()
+        settings_overrides = {
+            "buildkite_api_token": BUILDKITE_TOKEN,
+            "buildkite_api_url": ci.base_url,
+            "buildkite_webhook_secret": secret,
+            **settings_overrides,
+        }
     settings = Settings(
         webhook_secret=secret,
         app_id=APP_ID,
@@ -139,11 +176,13 @@ async def harness(
         reconcile_interval=0,
     )
     settings = replace(settings, **settings_overrides)  # type: ignore[arg-type]
-    env = Harness(sandbox, settings, None)
+    env = Harness(sandbox, settings, None, ci)
     try:
         if start:
             await env.start(backoff_base=backoff_base)
         yield env
     finally:
         await env.stop()
+        if ci is not None:
+            await ci.close()
         await sandbox.close()

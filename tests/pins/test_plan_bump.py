@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import pins, plan_bump
+from bot import pins, plan_bump, plan_files
 from bot.plan_bump import EXIT_FAILED, EXIT_OK
 
 FILE = "cmake/external_projects/vllm_flash_attn.cmake"
@@ -84,7 +84,7 @@ def test_missing_file(tmp_path: Path) -> None:
     code, out, err = run(tmp_path)
 
     assert (code, out) == (EXIT_FAILED, "")
-    assert err == plan_bump.MSG_MISSING.format(file=FILE, repo=tmp_path) + "\n"
+    assert err == plan_files.MSG_MISSING.format(file=FILE, repo=tmp_path) + "\n"
 
 
 def test_unreadable_file(repo: Path) -> None:
@@ -103,7 +103,7 @@ def test_file_that_is_not_utf8(repo: Path) -> None:
     code, out, err = run(repo)
 
     assert (code, out) == (EXIT_FAILED, "")
-    assert err == plan_bump.MSG_NOT_UTF8.format(file=FILE) + "\n"
+    assert err == plan_files.MSG_NOT_UTF8.format(file=FILE) + "\n"
 
 
 @pytest.mark.parametrize("file", ["../outside.cmake", "/etc/hosts", "", "."])
@@ -111,7 +111,7 @@ def test_paths_outside_the_repository_are_refused(repo: Path, file: str) -> None
     code, out, err = run(repo, file=file)
 
     assert (code, out) == (EXIT_FAILED, "")
-    assert err == plan_bump.MSG_OUTSIDE_REPO.format(file=file, repo=repo) + "\n"
+    assert err == plan_files.MSG_OUTSIDE_REPO.format(file=file, repo=repo) + "\n"
 
 
 def test_pin_errors_exit_2_with_the_message(repo: Path) -> None:
@@ -140,4 +140,4 @@ def test_write_failure_exits_2(repo: Path, monkeypatch: pytest.MonkeyPatch) -> N
     code, _, err = run(repo, write=True)
 
     assert code == EXIT_FAILED
-    assert err == plan_bump.MSG_UNWRITABLE.format(file=FILE, reason="Permission denied") + "\n"
+    assert err == plan_files.MSG_UNWRITABLE.format(file=FILE, reason="Permission denied") + "\n"

@@ -8,7 +8,7 @@ It writes, deterministically (same input, same bytes):
 
 * ``github-rest-subset.json``: the operations the bot and its sandbox use, every
   component they reference (transitively) and the webhook payload schemas, with
-  documentation prose removed and two known spec bugs fixed (see ``README.md``);
+  documentation prose removed and three known spec bugs fixed (see ``README.md``);
 * ``webhooks/<event>.<variant>.json``: example deliveries, some cut verbatim from
   the examples package and some derived from them for variants it lacks.
 
@@ -198,6 +198,37 @@ def allow_null_in_nullable_enums(document: dict[str, Any]) -> int:
     return fixed
 
 
+_COMPOSITION_KEYS = ("allOf", "oneOf", "anyOf")
+# Read by the validator on the property's own schema (to skip ``required`` for
+# read-only fields in requests, ...), so they must stay on the rewritten outer one.
+_OUTER_KEYS = ("readOnly", "writeOnly", "deprecated")
+NULL_SCHEMA: dict[str, Any] = {"enum": [None]}
+
+
+def allow_null_in_nullable_compositions(document: dict[str, Any]) -> int:
+    """Make ``nullable`` schemas built with allOf/oneOf/anyOf accept null; returns how many.
+
+    OpenAPI 3.0 validators (``OAS30Validator`` among them) honour ``nullable``
+    only next to ``type``, so ``{"nullable": true, "oneOf": [...]}`` still
+    rejects the null GitHub sends (a commit's ``author`` when its email belongs
+    to no account). Each such schema becomes, in place,
+    ``{"anyOf": [<itself without nullable>, {"enum": [null]}]}``.
+    """
+    targets = [
+        schema
+        for schema in _schemas_in(document)
+        if schema.get("nullable") is True and any(key in schema for key in _COMPOSITION_KEYS)
+    ]
+    for schema in targets:
+        inner = {key: value for key, value in schema.items() if key not in _OUTER_KEYS}
+        del inner["nullable"]
+        outer = {key: schema[key] for key in _OUTER_KEYS if key in schema}
+        schema.clear()
+        schema["anyOf"] = [inner, copy.deepcopy(NULL_SCHEMA)]
+        schema.update(outer)
+    return len(targets)
+
+
 def allow_bare_label_array(operation: dict[str, Any]) -> bool:
     """Accept a bare JSON array of label names in ``issues/add-labels``.
 
@@ -235,7 +266,8 @@ def extract_operations(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return paths
 
 
-def build_subset(spec: dict[str, Any]) -> tuple[dict[str, Any], int]:
+def build_subset(spec: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
+    """The subset, how many nullable enums and how many nullable compositions were fixed."""
     paths = extract_operations(spec)
     missing = [name for name in WEBHOOK_SCHEMAS if name not in spec["components"]["schemas"]]
     if missing:
@@ -256,7 +288,9 @@ def build_subset(spec: dict[str, Any]) -> tuple[dict[str, Any], int]:
         for operation in item.values():
             if operation["operationId"] == "issues/add-labels":
                 allow_bare_label_array(operation)
-    return subset, allow_null_in_nullable_enums(subset)
+    # Enums first: a nullable enum inside a composition keeps its own null too.
+    enum_fixes = allow_null_in_nullable_enums(subset)
+    return subset, enum_fixes, allow_null_in_nullable_compositions(subset)
 
 
 # --- webhook examples ------------------------------------------------------
@@ -381,8 +415,11 @@ def _dump(data: Any, indent: int) -> str:
     return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
 
 
-def regenerate(node_modules: Path, out: Path) -> int:
-    """Write the subset and the examples under ``out``; returns the nullable fixes."""
+def regenerate(node_modules: Path, out: Path) -> tuple[int, int]:
+    """Write the subset and the examples under ``out``.
+
+    Returns how many nullable enums and nullable compositions were fixed.
+    """
     spec = json.loads((node_modules / OPENAPI_PACKAGE / OPENAPI_FILE).read_text("utf-8"))
     if spec["info"]["version"] != OPENAPI_VERSION:
         raise SystemExit(f"expected {OPENAPI_PACKAGE}@{OPENAPI_VERSION}, got {spec['info']}")
@@ -393,7 +430,7 @@ def regenerate(node_modules: Path, out: Path) -> int:
         raise SystemExit(f"expected {EXAMPLES_PACKAGE}@{EXAMPLES_VERSION}")
     package_index = json.loads((node_modules / EXAMPLES_PACKAGE / EXAMPLES_FILE).read_text("utf-8"))
 
-    subset, nullable_fixes = build_subset(spec)
+    subset, enum_fixes, composition_fixes = build_subset(spec)
     out.mkdir(parents=True, exist_ok=True)
     (out / SUBSET_FILE).write_text(_dump(subset, indent=1), "utf-8")
 
@@ -403,7 +440,7 @@ def regenerate(node_modules: Path, out: Path) -> int:
         stale.unlink()
     for name, payload in build_webhook_examples(package_index).items():
         (webhooks / f"{name}.json").write_text(_dump(payload, indent=2), "utf-8")
-    return nullable_fixes
+    return enum_fixes, composition_fixes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -423,8 +460,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.node_modules is None:
         parser.error("NODE_MODULES is required")
-    fixes = regenerate(args.node_modules, args.out)
-    print(f"wrote {args.out / SUBSET_FILE} ({fixes} nullable enums now allow null)")
+    enum_fixes, composition_fixes = regenerate(args.node_modules, args.out)
+    print(
+        f"wrote {args.out / SUBSET_FILE} ({enum_fixes} nullable enums and"
+        f" {composition_fixes} nullable compositions now allow null)"
+    )
     return 0
 
 

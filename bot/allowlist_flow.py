@@ -1,0 +1,332 @@
+"""Audit evidence → allowlist follow-ups, on a bump PR or as the stale-entries PR.
+
+Two rules keep this safe. The bot only ever *removes* or *narrows* entries
+(it never adds one: unexpected unstable libraries get a comment a human can
+act on). And evidence from one platform never deletes an entry that matched
+nothing there: such entries are not reported stale, so they are never touched.
+
+Log evidence cannot tell a pattern that matched only stable libraries from
+one that matched stable *and* unstable ones (both are reported stale), so the
+bot deletes on log evidence and lets CI be the oracle: if the next audit finds
+unstable libraries outside the allowlist that a removed pattern used to
+cover, the removal becomes a narrowing to exactly those libraries. An audit
+of the wheel itself (``bot.abi``) knows the difference up front.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gidgethub
+from gidgethub.abc import GitHubAPI
+
+from bot import allowlist_text, bump, bump_text, changes
+from bot.abi import propose_pattern
+from bot.abi_log import AuditEvidence, parse_audit_log
+from bot.allowlist_commit import AllowlistFile, Edit, plan_edit
+from bot.blocking import BlockingRunner
+from bot.buildkite import BuildkiteClient
+from bot.changes import Repo
+from bot.locks import KeyedLocks
+from bot.repo_config import AllowlistConfig, PinConfig
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+COMMENT_KIND = "allowlist-comment"
+STALE_STATE_KIND = "allowlist-stale"
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One audit: what it said and where (a Buildkite job, or the bot's own wheel audit)."""
+
+    commit: str
+    branch: str
+    key: str  # idempotency key of this evidence (the job id, or "wheel:<commit>")
+    url: str | None  # link to the job, when there is one
+    evidence: AuditEvidence
+    # From a wheel audit only: pattern → narrower patterns (the audit knew the libraries).
+    narrow: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FlowContext:
+    gh: GitHubAPI
+    store: Store
+    locks: KeyedLocks
+    blocking: BlockingRunner
+    repo: Repo
+    allowlist: AllowlistConfig
+
+    @property
+    def file(self) -> AllowlistFile:
+        return AllowlistFile(self.gh, self.blocking, self.repo, self.allowlist)
+
+
+def owned(pattern: str, pin: PinConfig) -> bool:
+    return any(fnmatch.fnmatchcase(pattern, own) for own in pin.owns)
+
+
+def next_prunes(
+    prunes: Mapping[str, Sequence[str]], stale: Sequence[str], outside: Sequence[str]
+) -> dict[str, list[str]]:
+    """Prunes after new evidence: stale → delete; outside libs a removed pattern covered →
+    narrow to exactly those."""
+    result = {p: list(n) for p, n in prunes.items()}
+    for pattern in stale:
+        result.setdefault(pattern, [])
+    for pattern in list(result):
+        uncovered = [lib for lib in outside if fnmatch.fnmatchcase(lib, pattern)]
+        if uncovered:
+            result[pattern] = sorted({*result[pattern], *propose_pattern(uncovered)})
+    return result
+
+
+async def _comment_once(ctx: FlowContext, number: int, key: str, body: str) -> bool:
+    """Comment unless this evidence was already commented on this PR."""
+    doc_key = f"{ctx.repo.full_name}#{number}#{key}"
+    if await ctx.store.get_state(COMMENT_KIND, doc_key) is not None:
+        return False
+    # Recorded first: a crash after the call at worst loses a comment, never doubles it.
+    await ctx.store.put_state(COMMENT_KIND, doc_key, {"pr": number})
+    marker = allowlist_text.MARKER_EVIDENCE.format(job=key)
+    await changes.comment(ctx.gh, ctx.repo, number, f"{body}\n\n{marker}")
+    return True
+
+
+async def _unexpected_comment(ctx: FlowContext, number: int, run: AuditRun, skip: set[str]) -> None:
+    libraries = [lib for lib in run.evidence.outside if lib not in skip]
+    if not libraries:
+        return
+    body = allowlist_text.COMMENT_UNEXPECTED.format(
+        job_url=run.url,
+        variable=ctx.allowlist.variable,
+        libraries="\n".join(f"- `{lib}`" for lib in libraries),
+        file=ctx.allowlist.file,
+        lines=allowlist_text.allowlist_lines(propose_pattern(libraries)),
+    )
+    await _comment_once(ctx, number, f"{run.key}:unexpected", body)
+
+
+# --- on a bump PR ---------------------------------------------------------------
+
+
+async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str:
+    """Apply a bump PR's own audit evidence to that PR; returns what happened."""
+    key = bump.pin_key(ctx.repo.full_name, pin.name)
+    branch = bump_text.bump_branch(pin.name)
+    async with ctx.locks.hold(key):
+        state = bump.PinState.load(await ctx.store.get_state(bump.STATE_KIND, key))
+        head = await _branch_head(ctx, branch)
+        if head is None or head.sha != run.commit:
+            return "evidence is not for the bump branch's head"
+        number = state.pr or await _open_pull_number(ctx, branch)
+        if number is None:
+            return "no open bump PR"
+        mine = [p for p in run.evidence.stale if owned(p, pin)]
+        theirs = [p for p in run.evidence.stale if not owned(p, pin)]
+        prunes = next_prunes(state.prunes, mine, run.evidence.outside)
+        covered = {
+            lib for lib in run.evidence.outside for p in prunes if fnmatch.fnmatchcase(lib, p)
+        }
+        await _unexpected_comment(ctx, number, run, covered)
+        change = await _pruned_text(ctx, state, head, prunes)
+        if change is None:
+            state.prunes = prunes
+            await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+            return "nothing to prune"
+        base, text, edit = change
+        lines = "\n".join(run.evidence.lines)
+        if state.head != head.sha:
+            body = allowlist_text.COMMENT_HUMAN_OWNED.format(
+                job_url=run.url, file=ctx.allowlist.file, changes=edit.describe(), lines=lines
+            )
+            await _comment_once(ctx, number, run.key, body)
+            return "human-owned branch: suggested only"
+        message = f"{allowlist_text.COMMIT_PRUNE.format(pin=pin.name)}\n\n{edit.describe()}\n"
+        sha = (await ctx.file.commit(base, text, message)).sha
+        state.pending = sha
+        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+        if base.sha == head.sha:
+            await changes.advance_branch(ctx.gh, ctx.repo, branch, sha)
+        else:  # replacing the bot's own earlier prune commit
+            await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=True)
+        state.head, state.pending, state.prunes = sha, None, prunes
+        state.extra["prune_base"] = base.sha
+        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+        body = allowlist_text.COMMENT_PRUNED.format(
+            job_url=run.url,
+            upstream=pin.upstream,
+            sha7=sha[:7],
+            file=ctx.allowlist.file,
+            changes=edit.describe(),
+            lines=lines,
+        )
+        if theirs:
+            body += allowlist_text.COMMENT_NOT_OWNED.format(
+                patterns=", ".join(f"`{p}`" for p in theirs)
+            )
+        await _comment_once(ctx, number, run.key, body)
+        return "pruned"
+
+
+async def _branch_head(ctx: FlowContext, branch: str) -> changes.BranchHead | None:
+    try:
+        return await changes.branch_head(ctx.gh, ctx.repo, branch)
+    except gidgethub.BadRequest as exc:
+        if int(exc.status_code) == 404:
+            return None
+        raise
+
+
+async def _pruned_text(
+    ctx: FlowContext,
+    state: bump.PinState,
+    head: changes.BranchHead,
+    prunes: Mapping[str, Sequence[str]],
+) -> tuple[changes.BranchHead, str, Edit] | None:
+    """Where the prune commit goes, the file it writes and the edit; None if nothing changes.
+
+    A bot prune commit already on the branch is rebuilt from its parent (the
+    bump commit), since narrowing must start from the entry it deleted.
+    """
+    base = head
+    prune_base = state.extra.get("prune_base")
+    if state.prunes and state.head == head.sha and isinstance(prune_base, str):
+        base = await changes.commit_head(ctx.gh, ctx.repo, prune_base, name=head.name)
+    file = ctx.file
+    text = await file.read(base.sha)
+    if text is None:
+        return None
+    edit = plan_edit(prunes, await file.entries(text))
+    new_text = await file.edited(text, edit) if edit else text
+    current = text if base.sha == head.sha else await file.read(head.sha)
+    if new_text == current:
+        return None
+    return base, new_text, edit
+
+
+async def _open_pull_number(ctx: FlowContext, branch: str) -> int | None:
+    pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
+    return next((int(pr["number"]) for pr in pulls if pr["state"] == "open"), None)
+
+
+# --- the stale-entries PR from main-branch evidence -------------------------------
+
+
+async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHead) -> str:
+    """Open, update or close the one stale-entries PR from an audit of ``base``."""
+    async with ctx.locks.hold(f"{ctx.repo.full_name}#allowlist"):
+        if run.commit != base.sha:
+            return "evidence is for an older main commit"
+        state = dict(await ctx.store.get_state(STALE_STATE_KIND, ctx.repo.full_name) or {})
+        pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH)
+        open_pr = next((pr for pr in pulls if pr["state"] == "open"), None)
+        file = ctx.file
+        text = await file.read(base.sha)
+        if text is None:
+            return "no allowlist file"
+        prunes: dict[str, list[str]] = {p: [] for p in run.evidence.stale}
+        prunes.update({p: list(n) for p, n in run.narrow.items()})
+        edit = plan_edit(prunes, await file.entries(text))
+        if not edit:
+            return await _close_stale_pr(ctx, open_pr, base.name, state)
+        if open_pr is not None and str(open_pr["head"]["sha"]) != state.get("head"):
+            return "human-owned stale-entries PR left alone"
+        if (
+            open_pr is not None
+            and state.get("evidence") == run.key
+            and state.get("base") == base.sha
+        ):
+            return "unchanged"
+        new_text = await file.edited(text, edit)
+        describe = edit.describe()
+        message = f"{allowlist_text.COMMIT_STALE}\n\n{describe}\n"
+        sha = (await file.commit(base, new_text, message)).sha
+        state.update(pending=sha)
+        await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+        await changes.force_branch(
+            ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH, sha, exists=open_pr is not None
+        )
+        body = allowlist_text.BODY_STALE.format(
+            branch=base.name,
+            variable=ctx.allowlist.variable,
+            file=ctx.allowlist.file,
+            changes=describe,
+            evidence=allowlist_text.evidence_block(run.url, run.evidence.lines),
+            marker=allowlist_text.MARKER_STALE_PR,
+        )
+        state.update(head=sha, pending=None, evidence=run.key, base=base.sha)
+        if open_pr is None:
+            created = await changes.create_pull(
+                ctx.gh,
+                ctx.repo,
+                title=allowlist_text.STALE_TITLE,
+                body=body,
+                head=allowlist_text.STALE_BRANCH,
+                base=base.name,
+            )
+            state["pr"] = int(created["number"])
+            outcome = "opened"
+        else:
+            await changes.update_pull(ctx.gh, ctx.repo, int(open_pr["number"]), body=body)
+            outcome = "updated"
+        await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+        return outcome
+
+
+async def _close_stale_pr(
+    ctx: FlowContext, open_pr: Mapping[str, Any] | None, branch: str, state: dict[str, Any]
+) -> str:
+    if open_pr is None:
+        return "nothing stale"
+    number = int(open_pr["number"])
+    body = allowlist_text.COMMENT_STALE_GONE.format(file=ctx.allowlist.file, branch=branch)
+    await _comment_once(ctx, number, f"closed:{number}", body)
+    await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
+    state.update(head=None)
+    await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+    return "closed"
+
+
+# --- evidence from Buildkite --------------------------------------------------------
+
+FINISHED_JOB_STATES = frozenset({"passed", "failed", "timed_out", "canceled", "broken"})
+
+
+async def audit_run_from_build(
+    bk: BuildkiteClient,
+    org: str,
+    pipeline: str,
+    number: int,
+    *,
+    step_key: str,
+    variable: str,
+) -> AuditRun | None:
+    """The audit job of a finished build and what its log says; None without a verdict."""
+    build = await bk.build(org, pipeline, number)
+    jobs = [
+        job
+        for job in build.get("jobs") or []
+        if job.get("step_key") == step_key and job.get("state") in FINISHED_JOB_STATES
+    ]
+    if not jobs:
+        return None
+    job = jobs[-1]  # the build lists the latest attempt of each step
+    raw = await bk.job_log_tail(org, pipeline, number, str(job["id"]))
+    evidence = parse_audit_log(raw, variable=variable)
+    if not evidence.found:
+        log.info("audit job %s has no verdict in its log tail", job.get("web_url"))
+        return None
+    return AuditRun(
+        commit=str(build["commit"]),
+        branch=str(build["branch"]),
+        key=str(job["id"]),
+        url=job.get("web_url"),
+        evidence=evidence,
+    )

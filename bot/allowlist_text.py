@@ -1,0 +1,71 @@
+"""What the allowlist follow-ups say: commit messages, comments, the stale-entries PR."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+STALE_BRANCH = "followup-bot/allowlist"
+STALE_TITLE = "Remove stale torch ABI allowlist entries"
+MARKER_EVIDENCE = "<!-- followup-bot:allowlist-evidence job={job} -->"
+MARKER_STALE_PR = "<!-- followup-bot:allowlist-stale -->"
+
+COMMIT_PRUNE = "Prune torch ABI allowlist entries made stale by {pin}"
+COMMIT_STALE = "Remove stale torch ABI allowlist entries"
+
+COMMENT_PRUNED = (
+    "The torch ABI audit of this PR ([job]({job_url})) reports allowlist entries that "
+    "`{upstream}` provides as stale, so the bot added {sha7} to this PR, which updates "
+    "`{file}`:\n\n{changes}\n\nEvidence:\n\n```\n{lines}\n```"
+)
+COMMENT_NOT_OWNED = (
+    "\n\nStale entries this pin does not own are left alone here (the stale-entries PR "
+    "handles them): {patterns}."
+)
+COMMENT_HUMAN_OWNED = (
+    "The torch ABI audit of this PR ([job]({job_url})) reports stale allowlist entries, but "
+    "someone else owns this branch now, so the bot did not change it. The edit it would "
+    "make to `{file}`:\n\n{changes}\n\nEvidence:\n\n```\n{lines}\n```"
+)
+COMMENT_UNEXPECTED = (
+    "The torch ABI audit ([job]({job_url})) found torch-unstable libraries that no "
+    "`{variable}` entry covers:\n\n{libraries}\n\nThe bot never adds allowlist entries. If "
+    "these libraries are expected to stay on the unstable ABI for now, a maintainer can add "
+    "this to `{variable}` in `{file}`:\n\n```python\n{lines}\n```"
+)
+COMMENT_STALE_GONE = (
+    "Closing: the entries this PR removes are no longer in `{file}` on `{branch}`, or the "
+    "audit no longer reports them stale."
+)
+
+BODY_STALE = """\
+The torch ABI audit on `{branch}` reports these `{variable}` entries in `{file}` as stale \
+(each matches a library that no longer uses unstable libtorch symbols), and the audit fails \
+until they are gone:
+
+{changes}
+
+### Evidence
+{evidence}
+
+Entries that match nothing on this platform (for example ROCm-only ones on the CUDA build) \
+are never removed on this evidence. The bot updates this PR when the evidence changes and \
+closes it when the entries are gone.
+
+{marker}"""
+
+
+def describe_changes(remove: Sequence[str], replace: Mapping[str, Sequence[str]]) -> str:
+    lines = [f"- remove `{pattern}`" for pattern in remove]
+    for pattern, narrower in replace.items():
+        listed = ", ".join(f"`{p}`" for p in narrower)
+        lines.append(f"- narrow `{pattern}` to {listed}")
+    return "\n".join(lines)
+
+
+def evidence_block(job_url: str | None, lines: Sequence[str]) -> str:
+    source = f"[audit job]({job_url})" if job_url else "the bot's own audit of the wheel"
+    return f"From {source}:\n\n```\n" + "\n".join(lines) + "\n```"
+
+
+def allowlist_lines(patterns: Sequence[str]) -> str:
+    return "\n".join(f'    "{pattern}",' for pattern in patterns)

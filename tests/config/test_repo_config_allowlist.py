@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import pytest
+
+from bot.repo_config import ConfigError, parse_repo_config
+
+SECTION = "allowlist:\n  line_length: {ll}\n  wheel_url: {url}\n"
+URL = '"https://wheels.example.org/{commit}/vllm.whl"'
+
+
+def test_allowlist_audit_settings_parse_with_defaults() -> None:
+    config = parse_repo_config("allowlist: {}\n")
+    assert config.allowlist is not None
+    assert config.allowlist.line_length == 88
+    assert config.allowlist.wheel_url is None
+    assert config.allowlist.wheel_max_mb == 600
+    full = parse_repo_config(SECTION.format(ll=100, url=URL) + "  wheel_max_mb: 400\n")
+    assert full.allowlist is not None
+    assert full.allowlist.wheel_url == "https://wheels.example.org/{commit}/vllm.whl"
+    assert (full.allowlist.line_length, full.allowlist.wheel_max_mb) == (100, 400)
+
+
+@pytest.mark.parametrize(
+    ("ll", "url", "problem"),
+    [
+        (10, URL, "2:16: allowlist.line_length: 10 is outside 40..400"),
+        ('"88"', URL, "2:16: allowlist.line_length: expected an integer, got"),
+        (88, '"ftp://x/{commit}"', "3:14: allowlist.wheel_url: expected an http(s) URL"),
+        (88, '"https://x/y.whl"', "3:14: allowlist.wheel_url: the URL template must contain"),
+    ],
+)
+def test_allowlist_audit_settings_problems(ll: object, url: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_repo_config(SECTION.format(ll=ll, url=url))
+    assert problem in str(error.value)
+
+
+def test_paused_must_be_a_boolean() -> None:
+    text = (
+        "pins:\n  - name: fa\n    upstream: o/r\n    file: a.cmake\n"
+        "    dependency: fa\n    paused: 1\n"
+    )
+    with pytest.raises(ConfigError) as error:
+        parse_repo_config(text)
+    assert "pins[0].paused: expected true or false, got" in str(error.value)
