@@ -25,8 +25,8 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot import allowlist_text, bump, bump_text, changes
-from bot.abi import propose_pattern
-from bot.abi_log import AuditEvidence, parse_audit_log
+from bot.abi import AuditResult, propose_pattern, render_table
+from bot.abi_log import PASSED, AuditEvidence, parse_audit_log
 from bot.allowlist_commit import AllowlistFile, Edit, plan_edit
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient
@@ -50,8 +50,24 @@ class AuditRun:
     key: str  # idempotency key of this evidence (the job id, or "wheel:<commit>")
     url: str | None  # link to the job, when there is one
     evidence: AuditEvidence
-    # From a wheel audit only: pattern → narrower patterns (the audit knew the libraries).
+    # From a wheel audit only: pattern → narrower patterns (the audit knew the libraries),
+    # and the per-pattern table as evidence.
     narrow: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    table: str | None = None
+
+
+def run_from_wheel(result: AuditResult, commit: str, branch: str) -> AuditRun:
+    """The bot's own audit of a wheel, as evidence: stale = delete or narrow decisions."""
+    stale = tuple(p.pattern for p in result.patterns if p.decision in ("delete", "narrow"))
+    evidence = AuditEvidence(
+        passed=result.exit_code == 0,
+        outside=tuple(lib.path for lib in result.unexpected),
+        stale=stale,
+        inspection_error=None,
+        lines=result.check_lines or (PASSED,),
+    )
+    narrow = {p.pattern: list(p.replacement) for p in result.patterns if p.decision == "narrow"}
+    return AuditRun(commit, branch, f"wheel:{commit}", None, evidence, narrow, render_table(result))
 
 
 @dataclass(frozen=True)
@@ -258,7 +274,7 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
             variable=ctx.allowlist.variable,
             file=ctx.allowlist.file,
             changes=describe,
-            evidence=allowlist_text.evidence_block(run.url, run.evidence.lines),
+            evidence=allowlist_text.evidence_block(run.url, run.evidence.lines, run.table),
             marker=allowlist_text.MARKER_STALE_PR,
         )
         state.update(head=sha, pending=None, evidence=run.key, base=base.sha)

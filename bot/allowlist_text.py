@@ -62,9 +62,12 @@ def describe_changes(remove: Sequence[str], replace: Mapping[str, Sequence[str]]
     return "\n".join(lines)
 
 
-def evidence_block(job_url: str | None, lines: Sequence[str]) -> str:
+def evidence_block(job_url: str | None, lines: Sequence[str], table: str | None = None) -> str:
     source = f"[audit job]({job_url})" if job_url else "the bot's own audit of the wheel"
-    return f"From {source}:\n\n```\n" + "\n".join(lines) + "\n```"
+    block = f"From {source}:\n\n```\n" + "\n".join(lines) + "\n```"
+    if table:
+        block += "\n\nPer allowlist entry:\n\n```\n" + table.rstrip() + "\n```"
+    return block
 
 
 def allowlist_lines(patterns: Sequence[str]) -> str:

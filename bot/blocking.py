@@ -31,11 +31,17 @@ class BlockingRunner:
 
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``fn(*args, **kwargs)`` in the pool; ``TimeoutError`` after ``timeout``."""
+        return await self.run_for(self.timeout, fn, *args, **kwargs)
+
+    async def run_for(
+        self, seconds: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Like ``run`` with its own timeout, for the few calls known to take long."""
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
         # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
         # that arrives together with the result, which hangs shutdown.
-        async with asyncio.timeout(self.timeout):
+        async with asyncio.timeout(seconds):
             return await future
 
     def close(self) -> None:

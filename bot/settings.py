@@ -144,6 +144,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "300",
         "Seconds a Buildkite webhook signature stays valid (replay protection).",
     ),
+    EnvVar(
+        f"{PREFIX}CACHE_DIR",
+        "cache_dir",
+        "followup-bot-cache",
+        "Directory for downloaded wheels the bot audits (the last few are kept).",
+    ),
 )
 
 
@@ -178,6 +184,7 @@ class Settings:
     buildkite_webhook_secret: str | None = field(default=None, repr=False)
     buildkite_webhook_token: str | None = field(default=None, repr=False)
     buildkite_signature_max_age: float = 300.0
+    cache_dir: str = "followup-bot-cache"
 
     @property
     def buildkite_enabled(self) -> bool:
@@ -222,6 +229,7 @@ class Settings:
                 cls.buildkite_signature_max_age,
                 _ranged_float(1.0, 86400.0),
             ),
+            cache_dir=reader.optional("CACHE_DIR", cls.cache_dir, str),
         )
         if reader.problems:
             raise SettingsError(reader.problems)

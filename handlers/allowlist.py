@@ -1,24 +1,34 @@
-"""Torch ABI audit evidence from Buildkite → allowlist follow-ups.
+"""Torch ABI audit evidence → allowlist follow-ups.
 
-A finished build of a bump branch feeds that bump PR; a finished build of the
-default branch feeds the one stale-entries PR. Everything else is ignored.
+A finished Buildkite build of a bump branch feeds that bump PR; a finished
+build of the default branch feeds the one stale-entries PR; everything else is
+ignored. Where the repo config names a wheel URL, each reconcile tick also
+audits the wheel of the default branch's head itself (once per commit).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 
 from gidgethub import routing, sansio
 
 from bot import allowlist_flow, bump, bump_text
+from bot.abi import audit_wheel
 from bot.allowlist_flow import FlowContext
 from bot.changes import Repo
+from bot.errors import PermanentError
 from bot.payload import field
 from bot.services import Services
+from bot.subjects import RECONCILE_EVENT
+from bot.wheels import fetch_wheel, wheel_url
 
 log = logging.getLogger(__name__)
 router = routing.Router()
+
+WHEEL_STATE_KIND = "wheel-audit"
+WHEEL_AUDIT_TIMEOUT = 600.0  # extraction of a 300 MB wheel takes seconds; a slow disk, more
 
 _BUILD_URL = re.compile(
     r"/organizations/(?P<org>[^/]+)/pipelines/(?P<pipeline>[^/]+)/builds/(?P<number>\d+)$"
@@ -71,3 +81,57 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     else:
         outcome = await allowlist_flow.follow_up_main(ctx, run, default)
     log.info("%s: audit evidence from %s: %s", repo.full_name, run.url, outcome)
+
+
+@router.register(RECONCILE_EVENT)
+async def on_reconcile(event: sansio.Event, services: Services) -> None:
+    known = {repo.lower(): repo for repo in services.settings.repositories}
+    name = known.get(field(event.data, "repository.full_name").lower())
+    if name is None:
+        return
+    repo = Repo.parse(name)
+    gh = await services.github.repo_client(repo.full_name)
+    config = await bump.load_config(gh, services.store, services.blocking, repo)
+    allow = config.allowlist if config is not None else None
+    if allow is None or allow.wheel_url is None:
+        return
+    base = await bump.default_branch_head(gh, services.store, repo)
+    done = await services.store.get_state(WHEEL_STATE_KIND, repo.full_name)
+    if done is not None and done.get("commit") == base.sha:
+        return  # this commit's wheel was audited already
+    ctx = FlowContext(gh, services.store, services.locks, services.blocking, repo, allow)
+    text = await ctx.file.read(base.sha)
+    if text is None:
+        return
+    cache = Path(services.settings.cache_dir)
+    url = wheel_url(allow.wheel_url, base.sha)
+    try:
+        wheel = await fetch_wheel(
+            services.session,
+            services.blocking,
+            url,
+            cache_dir=cache,
+            max_bytes=allow.wheel_max_mb << 20,
+        )
+        result = await services.blocking.run_for(
+            WHEEL_AUDIT_TIMEOUT,
+            audit_wheel,
+            wheel,
+            await ctx.file.entries(text),
+            workdir=cache,
+            variable=allow.variable,
+        )
+    except PermanentError as exc:
+        # Recorded, not raised: the next commit gets its own try, and a failed
+        # audit (no nm, a CPU build) must be visible, never a silent pass.
+        log.warning("%s: wheel audit of %s: %s", repo.full_name, base.sha[:7], exc)
+        await services.store.put_state(
+            WHEEL_STATE_KIND, repo.full_name, {"commit": base.sha, "error": str(exc)}
+        )
+        return
+    run = allowlist_flow.run_from_wheel(result, base.sha, base.name)
+    outcome = await allowlist_flow.follow_up_main(ctx, run, base)
+    await services.store.put_state(
+        WHEEL_STATE_KIND, repo.full_name, {"commit": base.sha, "outcome": outcome}
+    )
+    log.info("%s: wheel audit of %s: %s", repo.full_name, base.sha[:7], outcome)
