@@ -1,8 +1,11 @@
-"""``followup-bot demo``: the whole bump flow, offline, on loopback.
+"""``followup-bot demo``: the bump flow and its allowlist follow-up, offline, on loopback.
 
-It builds an upstream (flash-attention) and a downstream (vllm) repository in
-the GitHub stand-in, starts the real service against it, merges an upstream
-change and prints the bump PR the bot opened. Nothing is faked on the bot's
+Act 1: it builds an upstream (flash-attention) and a downstream (vllm)
+repository in the GitHub stand-in, starts the real service against it, and
+merges upstream changes, the last one a stable-ABI migration; the bot opens
+the bump PR. Act 2: the Buildkite stand-in runs the bump PR's torch ABI audit,
+which reports the FA3 allowlist entry as stale; the bot adds the pruning
+commit to the bump PR and says why. Nothing is faked on the bot's
 side: it verifies signatures, queues deliveries, authenticates as an App and
 writes through the Git Data API exactly as it would against GitHub.
 """
@@ -13,10 +16,12 @@ import asyncio
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from bot import bump_text
 from bot.pins import pin_diff
+from bot.sandbox.buildkite_server import BuildkiteSandbox
+from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.github_server import GitHubSandbox
 from bot.sandbox.harness import harness
 
@@ -27,6 +32,7 @@ UPSTREAM_INSTALLATION = 7001
 DOWNSTREAM_INSTALLATION = 7002
 
 FAILED_NO_PR = "demo failed: the bot opened no bump PR (see the log above)"
+FAILED_NO_PRUNE = "demo failed: the bump PR still allowlists {entry!r} (see the log above)"
 FAILED_WRONG_PIN = "demo failed: the bump branch pins {found!r}, expected {expected!r}"
 
 CONFIG = f"""\
@@ -39,6 +45,59 @@ pins:
     dependency: vllm-flash-attn
     owns: ["vllm_flash_attn/*"]
 """
+
+ABI_CHECK_FILE = ".buildkite/check-torch-abi.py"
+AUDIT_STEP = "torch-stable-abi-audit"
+PIPELINE = "ci"
+FA3_ENTRY = "vllm_flash_attn/_vllm_fa3_C.abi3.so"
+ALLOWLIST = (FA3_ENTRY, "third_party/deep_gemm/_C*.so", "_rocm_C.abi3.so")
+ALLOWLIST_CONFIG = f"""\
+allowlist:
+  file: {ABI_CHECK_FILE}
+  audit_step: {AUDIT_STEP}
+buildkite:
+  organization: vllm
+  pipelines: [{PIPELINE}]
+"""
+ABI_CHECK = '''"""Audit vLLM's compiled extensions for the PyTorch stable ABI."""
+
+import sys
+
+# Temporary allowlist of extensions not yet on the stable ABI.
+# Shrink and remove over time.
+ALLOWED_UNSTABLE_LIBRARIES: tuple[str, ...] = (
+{entries})
+
+
+def main() -> int:
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def abi_check(*entries: str) -> str:
+    """The audit script with this allowlist, laid out as ruff formats it (one per line)."""
+    return ABI_CHECK.format(entries="".join(f'    "{entry}",\n' for entry in entries))
+
+
+def buildkite_log(*lines: str) -> bytes:
+    """A raw Buildkite log: a timestamp marker before each line, colours, CRLF."""
+    body = [
+        "~~~ Running commands",
+        f"$ python3 {ABI_CHECK_FILE}",
+        *(f"\x1b[31m{line}\x1b[0m" for line in lines),
+    ]
+    return "".join(
+        f"\x1b_bk;t={1_754_000_000_000 + i}\x07{line}\r\n" for i, line in enumerate(body)
+    ).encode()
+
+
+def stale_line(*patterns: str) -> str:
+    return "Not allowed: stale ALLOWED_UNSTABLE_LIBRARIES entries: " + ", ".join(patterns)
+
 
 PIN_TEMPLATE = """\
 include(FetchContent)
@@ -87,11 +146,12 @@ class DemoResult:
     title: str
     body: str
     diff: str
+    comment: str
 
 
 async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
     """Run the scenario in ``workdir``; returns the bump PR as the bot left it."""
-    async with harness(workdir, repositories=(DOWNSTREAM,), start=False) as env:
+    async with harness(workdir, repositories=(DOWNSTREAM,), start=False, buildkite=True) as env:
         sandbox = env.sandbox
         sandbox.create_repo(
             UPSTREAM,
@@ -103,34 +163,88 @@ async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
         pinned = sandbox.head(UPSTREAM)
         sandbox.create_repo(
             DOWNSTREAM,
-            files={PIN_FILE: PIN_TEMPLATE.format(sha=pinned), ".github/followup-bot.yml": CONFIG},
+            files={
+                PIN_FILE: PIN_TEMPLATE.format(sha=pinned),
+                ABI_CHECK_FILE: abi_check(*ALLOWLIST),
+                ".github/followup-bot.yml": CONFIG + ALLOWLIST_CONFIG,
+            },
             installation_id=DOWNSTREAM_INSTALLATION,
         )
+        env.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
         print(f"upstream {UPSTREAM} at {pinned[:7]}; {DOWNSTREAM} pins it there", file=out)
         await env.start()
         print(
-            f"bot serving {env.running.webhook_url}; GitHub stand-in at {sandbox.base_url}",
+            f"bot serving {env.running.webhook_url}; GitHub stand-in at {sandbox.base_url}, "
+            f"Buildkite stand-in at {env.ci.base_url}",
             file=out,
         )
+        print("\n--- act 1: upstream merges", file=out)
         for path, content, message in UPSTREAM_MERGES:
             sha = await sandbox.push_commit(UPSTREAM, {path: content}, message)
             print(f"upstream merged {sha[:7]} {message}", file=out)
         await env.settle()
-        return _result(sandbox)
+        pull = _bump_pull(sandbox)
+        print(f"bot opened #{pull['number']}: {pull['title']}", file=out)
+
+        print("\n--- act 2: CI audits the bump PR", file=out)
+        await _run_audit(env.ci, sandbox, pull, out)
+        await env.settle()
+        return _result(sandbox, pull)
 
 
-def _result(sandbox: GitHubSandbox) -> DemoResult:
-    open_pulls = [pr for pr in sandbox.pulls(DOWNSTREAM, state="open")]
+def _bump_pull(sandbox: GitHubSandbox) -> dict[str, Any]:
+    open_pulls = sandbox.pulls(DOWNSTREAM, state="open")
     if len(open_pulls) != 1:
         raise DemoFailed(FAILED_NO_PR)
-    pull = open_pulls[0]
+    return open_pulls[0]
+
+
+async def _run_audit(
+    ci: BuildkiteSandbox, sandbox: GitHubSandbox, pull: dict[str, Any], out: TextIO
+) -> None:
+    """What vLLM's CI does on the bump PR: its torch ABI audit finds FA3 stable now."""
     branch = bump_text.bump_branch("flash-attention")
-    before = sandbox.read_file(DOWNSTREAM, "main", PIN_FILE) or ""
-    after = sandbox.read_file(DOWNSTREAM, branch, PIN_FILE) or ""
+    audit = JobSpec(
+        step_key=AUDIT_STEP,
+        name=":nvidia: (L4) Torch Stable ABI Audit",
+        state="failed",
+        exit_status=1,
+        log=buildkite_log(stale_line(FA3_ENTRY)),
+    )
+    build = ci.create_build(
+        PIPELINE,
+        commit=sandbox.head(DOWNSTREAM, branch),
+        branch=branch,
+        jobs=[JobSpec(step_key="image-build", name=":docker: Build image"), audit],
+        message=str(pull["title"]),
+        pull_request={"id": str(pull["number"]), "base": "main", "repository": DOWNSTREAM},
+    )
+    print(f"Buildkite build #{build['number']} of the bump PR: the audit job printed", file=out)
+    print(f"  {stale_line(FA3_ENTRY)}", file=out)
+    await ci.finish_build(PIPELINE, int(build["number"]))
+
+
+def _result(sandbox: GitHubSandbox, pull: dict[str, Any]) -> DemoResult:
+    branch = bump_text.bump_branch("flash-attention")
+    diffs = []
+    for path in (PIN_FILE, ABI_CHECK_FILE):
+        before = sandbox.read_file(DOWNSTREAM, "main", path) or ""
+        after = sandbox.read_file(DOWNSTREAM, branch, path) or ""
+        diffs.append(pin_diff(before, after, path))
+    pinned = sandbox.read_file(DOWNSTREAM, branch, PIN_FILE) or ""
     expected = sandbox.head(UPSTREAM)
-    if f"GIT_TAG {expected}" not in after:
-        raise DemoFailed(FAILED_WRONG_PIN.format(found=after, expected=expected))
-    return DemoResult(str(pull["title"]), str(pull["body"]), pin_diff(before, after, PIN_FILE))
+    if f"GIT_TAG {expected}" not in pinned:
+        raise DemoFailed(FAILED_WRONG_PIN.format(found=pinned, expected=expected))
+    if FA3_ENTRY in (sandbox.read_file(DOWNSTREAM, branch, ABI_CHECK_FILE) or ""):
+        raise DemoFailed(FAILED_NO_PRUNE.format(entry=FA3_ENTRY))
+    comments = sandbox.comments(DOWNSTREAM, int(pull["number"]))
+    current = next(p for p in sandbox.pulls(DOWNSTREAM) if p["number"] == pull["number"])
+    return DemoResult(
+        str(current["title"]),
+        str(current["body"]),
+        "".join(diffs),
+        str(comments[-1]["body"]) if comments else "",
+    )
 
 
 class DemoFailed(Exception):
@@ -149,4 +263,5 @@ def run_demo(*, keep: Path | None, out: TextIO, err: TextIO) -> int:
         print(str(exc) or "demo failed: timed out waiting for the bot", file=err)
         return 1
     print(f"\n=== {result.title}\n\n{result.body}\n\n=== diff\n{result.diff}", file=out)
+    print(f"=== the bot's comment on the PR\n\n{result.comment}", file=out)
     return 0

@@ -8,7 +8,21 @@ from pathlib import Path
 import pytest
 
 from bot.abi_log import PASSED
-from bot.demo import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
+from bot.demo import (
+    ABI_CHECK_FILE,
+    ALLOWLIST_CONFIG,
+    AUDIT_STEP,
+    CONFIG,
+    DOWNSTREAM,
+    FA3_ENTRY,
+    PIN_FILE,
+    PIN_TEMPLATE,
+    PIPELINE,
+    UPSTREAM,
+    abi_check,
+    buildkite_log,
+    stale_line,
+)
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.harness import Harness, harness
 
@@ -49,40 +63,9 @@ async def ci_env(tmp_path: Path) -> AsyncIterator[Harness]:
         yield h
 
 
-ABI_CHECK_FILE = ".buildkite/check-torch-abi.py"
-AUDIT_STEP = "torch-stable-abi-audit"
-PIPELINE = "ci"
-FA3 = "vllm_flash_attn/_vllm_fa3_C.abi3.so"
+FA3 = FA3_ENTRY
 DEEP_GEMM = "third_party/deep_gemm/_C*.so"
 ROCM = "_rocm_C.abi3.so"
-ABI_CHECK = '''"""Audit vLLM's compiled extensions for the PyTorch stable ABI."""
-
-import sys
-
-# Temporary allowlist of extensions not yet on the stable ABI.
-# Shrink and remove over time.
-ALLOWED_UNSTABLE_LIBRARIES: tuple[str, ...] = (
-{entries})
-
-
-def main() -> int:
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
-ALLOWLIST_CONFIG = """\
-allowlist:
-  file: .buildkite/check-torch-abi.py
-buildkite:
-  organization: vllm
-  pipelines: [ci]
-"""
-
-
-def abi_check(*entries: str) -> str:
-    return ABI_CHECK.format(entries="".join(f'    "{entry}",\n' for entry in entries))
 
 
 def seed_allowlist(env: Harness, *entries: str) -> str:
@@ -91,22 +74,6 @@ def seed_allowlist(env: Harness, *entries: str) -> str:
     env.sandbox.commit(DOWNSTREAM, {ABI_CHECK_FILE: abi_check(*entries)}, "Add the ABI audit")
     env.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     return pinned
-
-
-def bk_log(*lines: str) -> bytes:
-    """A raw Buildkite log: a timestamp marker before each line, colours, CRLF."""
-    body = [
-        "~~~ Running commands",
-        "$ python3 .buildkite/check-torch-abi.py",
-        *(f"\x1b[31m{line}\x1b[0m" for line in lines),
-    ]
-    return "".join(
-        f"\x1b_bk;t={1_754_000_000_000 + i}\x07{line}\r\n" for i, line in enumerate(body)
-    ).encode()
-
-
-def stale_line(*patterns: str) -> str:
-    return "Not allowed: stale ALLOWED_UNSTABLE_LIBRARIES entries: " + ", ".join(patterns)
 
 
 def outside_line(*paths: str) -> str:
@@ -127,10 +94,13 @@ async def audit_build(
         name=":nvidia: (L4) Torch Stable ABI Audit",
         state="passed" if passed else "failed",
         exit_status=0 if passed else 1,
-        log=bk_log(*lines),
+        log=buildkite_log(*lines),
     )
     other = JobSpec(step_key="image-build", name=":docker: Build image")
     build = env.ci.create_build(PIPELINE, commit=commit, branch=branch, jobs=[other, audit])
     await env.ci.finish_build(PIPELINE, int(build["number"]))
     await env.settle()
     return int(build["number"])
+
+
+__all__ = ["ABI_CHECK_FILE", "ALLOWLIST_CONFIG", "abi_check", "stale_line"]

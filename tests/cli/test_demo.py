@@ -1,0 +1,20 @@
+"""``followup-bot demo`` is the first Quick start command: it must keep working."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from bot.demo import FA3_ENTRY, run_demo
+
+
+def test_demo_shows_the_bump_pr_and_its_pruning_commit(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_demo(keep=tmp_path, out=out, err=err)
+    text = out.getvalue()
+    assert code == 0, err.getvalue()
+    assert "=== Bump flash-attention from " in text
+    assert "(2 commits)" in text
+    assert "-          GIT_TAG " in text
+    assert f'-    "{FA3_ENTRY}",' in text
+    assert "reports allowlist entries that `vllm-project/flash-attention` provides as stale" in text
