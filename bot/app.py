@@ -19,6 +19,7 @@ from gidgethub import routing
 
 import handlers.allowlist
 import handlers.bump
+import handlers.retry
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient, BuildkiteConfig
 from bot.dispatch import build_dispatcher
@@ -41,7 +42,11 @@ INBOX = web.AppKey("inbox", Inbox)
 GITHUB_VIEW: web.AppKey[WebView] = web.AppKey("github_view")
 BUILDKITE_VIEW: web.AppKey[WebView | None] = web.AppKey("buildkite_view")
 
-DEFAULT_ROUTERS: tuple[routing.Router, ...] = (handlers.bump.router, handlers.allowlist.router)
+DEFAULT_ROUTERS: tuple[routing.Router, ...] = (
+    handlers.bump.router,
+    handlers.allowlist.router,
+    handlers.retry.router,
+)
 BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"
 
 
@@ -51,8 +56,10 @@ def create_app(
     routers: Sequence[routing.Router] = DEFAULT_ROUTERS,
     clock: Callable[[], float] = time.time,
     backoff_base: float = 2.0,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> web.Application:
-    """The service; ``backoff_base`` is the inbox's first retry delay (tests shrink it)."""
+    """The service; ``backoff_base`` is the inbox's first retry delay and ``sleep`` the
+    clients' rate-limit waits (tests shrink the one and record the other)."""
     # Let the webhook view see (and refuse with 413) bodies just over the cap,
     # instead of aiohttp answering before our handler runs.
     app = web.Application(client_max_size=MAX_BODY + 1)
@@ -71,6 +78,7 @@ def create_app(
             base_url=settings.github_api_url,
             timeout=settings.http_timeout,
             clock=clock,
+            sleep=sleep,
         )
         buildkite = None
         if settings.buildkite_api_token is not None:
@@ -82,6 +90,7 @@ def create_app(
                     timeout=settings.http_timeout,
                 ),
                 clock=clock,
+                sleep=sleep,
             )
         services = Services(
             settings, session, store, blocking, github, clock, KeyedLocks(), buildkite

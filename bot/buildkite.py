@@ -349,6 +349,7 @@ class BuildkiteClient:
         per_page: int = 30,
         max_pages: int = 1,
         exclude_jobs: bool = False,
+        include_retried_jobs: bool = False,
     ) -> list[dict[str, Any]]:
         """A pipeline's builds, newest first, following ``Link: rel=next`` up to ``max_pages``."""
         _check("per_page", per_page, 1, MAX_PER_PAGE)
@@ -361,6 +362,8 @@ class BuildkiteClient:
         query.extend(("state[]", state) for state in states)
         if exclude_jobs:
             query.append(("exclude_jobs", "true"))
+        if include_retried_jobs:
+            query.append(("include_retried_jobs", "true"))
         query.append(("per_page", str(per_page)))
         url = self._url(["organizations", org, "pipelines", pipeline, "builds"], query)
         return await self._paged(url, max_pages=max_pages)

@@ -60,6 +60,16 @@ def _parser() -> argparse.ArgumentParser:
         "--write", action="store_true", help="apply the edit (default: print the diff)"
     )
 
+    report = commands.add_parser("report", help="reports from the bot's records")
+    reports = report.add_subparsers(dest="report", required=True, metavar="REPORT")
+    flaky = reports.add_parser("flaky", help="the flakiest steps and rules retry-flaky has seen")
+    flaky.add_argument(
+        "--database",
+        type=Path,
+        default=Path(os.environ.get("FOLLOWUP_BOT_DATABASE", "followup-bot.sqlite3")),
+        help="the bot's SQLite database (default: $FOLLOWUP_BOT_DATABASE)",
+    )
+
     audit = commands.add_parser(
         "audit", help="audit a wheel or package directory against the torch ABI allowlist"
     )
@@ -82,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.repo_config import check_config
 
         return check_config(args.path, sys.stdout, sys.stderr)
+    if args.command == "report":
+        from bot.report import report_command
+
+        return report_command(args.database, sys.stdout, sys.stderr)
     if args.command == "audit":
         from bot.audit_cli import audit_command
 

@@ -50,6 +50,11 @@ DEFAULT_ALLOWLIST_FILE = ".buildkite/check-torch-abi.py"
 DEFAULT_ALLOWLIST_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 DEFAULT_AUDIT_STEP = "torch-stable-abi-audit"
 DEFAULT_LINE_LENGTH = 88
+DEFAULT_MAX_FAILED_JOBS = 8
+DEFAULT_MAX_RETRIES_PER_STEP = 2
+DEFAULT_READY_LABEL = "ready"
+DEFAULT_HISTORY_BUILDS = 20
+DEFAULT_HISTORY_DAYS = 7
 DEFAULT_WHEEL_MAX_MB = 600
 DEFAULT_LABELS_ON_APPROVAL: tuple[str, ...] = ("ready",)
 DEFAULT_MERGE_METHOD: MergeMethod = "squash"
@@ -94,6 +99,8 @@ MSG_BAD_SLUG = "invalid Buildkite slug {value!r}: use letters, digits, '_', '.' 
 MSG_HAS_WHITESPACE = "must not contain whitespace, got {value!r}"
 MSG_LABEL_TOO_LONG = "label {value!r} is longer than {limit} characters"
 MSG_OUT_OF_RANGE = "{value} is outside {low}..{high}"
+MSG_BAD_REGEX = "invalid regular expression {value!r}: {reason}"
+MAX_SMALL_COUNT = 1000
 MSG_BAD_URL = "expected an http(s) URL, got {value!r}"
 MSG_URL_NO_COMMIT = "the URL template must contain {{commit}}, got {value!r}"
 MIN_LINE_LENGTH = 40
@@ -147,6 +154,27 @@ class LandingConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LogRule:
+    """A named log regex; with ``step``/``label`` globs it is a known-flaky rule."""
+
+    name: str
+    log: str  # a Python regex, searched in each cleaned log line
+    step: str = "*"  # fnmatch glob on the job's step key
+    label: str = "*"  # fnmatch glob on the job's label
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryConfig:
+    max_failed_jobs: int = DEFAULT_MAX_FAILED_JOBS  # more failed jobs: retry nothing
+    max_retries_per_step: int = DEFAULT_MAX_RETRIES_PER_STEP  # bot retries of a step per build
+    author_label: str = DEFAULT_READY_LABEL  # the PR author may ask once the PR has it
+    history_builds: int = DEFAULT_HISTORY_BUILDS  # finished main builds looked at
+    history_days: int = DEFAULT_HISTORY_DAYS
+    infra_patterns: tuple[LogRule, ...] = ()  # added to the built-in infra patterns
+    flaky_rules: tuple[LogRule, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class RepoConfig:
     """The validated configuration; a section that is ``None`` is switched off."""
 
@@ -155,6 +183,7 @@ class RepoConfig:
     allowlist: AllowlistConfig | None = None
     buildkite: BuildkiteConfig | None = None
     landing: LandingConfig | None = None
+    retry: RetryConfig = RetryConfig()
 
     def pin(self, name: str) -> PinConfig | None:
         return next((pin for pin in self.pins if pin.name == name), None)
@@ -319,6 +348,22 @@ def _check_wheel_url(value: str) -> str:
     return value
 
 
+def _check_regex(value: str) -> str:
+    if not value:
+        raise _invalid("empty", MSG_EMPTY)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise _invalid("regex", MSG_BAD_REGEX, value=value, reason=str(exc)) from None
+    return value
+
+
+def _check_small_count(value: int) -> int:
+    if not 0 <= value <= MAX_SMALL_COUNT:
+        raise _invalid("range", MSG_OUT_OF_RANGE, value=value, low=0, high=MAX_SMALL_COUNT)
+    return value
+
+
 def _check_label(value: str) -> str:
     if not value.strip():
         raise _invalid("empty", MSG_EMPTY)
@@ -339,6 +384,8 @@ Slug = Annotated[str, AfterValidator(_check_slug)]
 Word = Annotated[str, AfterValidator(_check_word)]
 Label = Annotated[str, AfterValidator(_check_label)]
 LineLength = Annotated[int, AfterValidator(_check_line_length)]
+Regex = Annotated[str, AfterValidator(_check_regex)]
+SmallCount = Annotated[int, AfterValidator(_check_small_count)]
 Megabytes = Annotated[int, AfterValidator(_check_megabytes)]
 WheelUrl = Annotated[str, AfterValidator(_check_wheel_url)]
 
@@ -381,6 +428,23 @@ class _LandingModel(_Section):
     paths: list[RepoPath] = list(DEFAULT_LANDING_PATHS)
 
 
+class _LogRuleModel(_Section):
+    name: Word
+    log: Regex
+    step: Glob = "*"
+    label: Glob = "*"
+
+
+class _RetryModel(_Section):
+    max_failed_jobs: SmallCount = DEFAULT_MAX_FAILED_JOBS
+    max_retries_per_step: SmallCount = DEFAULT_MAX_RETRIES_PER_STEP
+    author_label: Label = DEFAULT_READY_LABEL
+    history_builds: SmallCount = DEFAULT_HISTORY_BUILDS
+    history_days: SmallCount = DEFAULT_HISTORY_DAYS
+    infra_patterns: list[_LogRuleModel] = []
+    flaky_rules: list[_LogRuleModel] = []
+
+
 class _RepoModel(_Section):
     # A section written with nothing under it (`allowlist:`) reads as null:
     # the same as leaving it out, so commenting a section's body disables it.
@@ -389,6 +453,7 @@ class _RepoModel(_Section):
     allowlist: _AllowlistModel | None = None
     buildkite: _BuildkiteModel | None = None
     landing: _LandingModel | None = None
+    retry: _RetryModel | None = None
 
 
 # --- pass 1: YAML nodes -> plain data, remembering where each value came from ------
@@ -684,6 +749,22 @@ def _freeze(model: _RepoModel) -> RepoConfig:
             merge_method=model.landing.merge_method,
             paths=tuple(model.landing.paths),
         ),
+        retry=RetryConfig() if model.retry is None else _freeze_retry(model.retry),
+    )
+
+
+def _freeze_retry(model: _RetryModel) -> RetryConfig:
+    def rules(items: list[_LogRuleModel]) -> tuple[LogRule, ...]:
+        return tuple(LogRule(name=r.name, log=r.log, step=r.step, label=r.label) for r in items)
+
+    return RetryConfig(
+        max_failed_jobs=model.max_failed_jobs,
+        max_retries_per_step=model.max_retries_per_step,
+        author_label=model.author_label,
+        history_builds=model.history_builds,
+        history_days=model.history_days,
+        infra_patterns=rules(model.infra_patterns),
+        flaky_rules=rules(model.flaky_rules),
     )
 
 

@@ -6,11 +6,12 @@ Handlers never import clients or read the environment themselves; they get a
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
+from cachetools import TTLCache
 
 from bot.blocking import BlockingRunner
 from bot.locks import KeyedLocks
@@ -32,3 +33,5 @@ class Services:
     clock: Callable[[], float]
     locks: KeyedLocks
     buildkite: BuildkiteClient | None = None  # None: the Buildkite side is not configured
+    # Short-lived reads shared between deliveries (main-branch history, log signatures).
+    cache: MutableMapping[Any, Any] = field(default_factory=lambda: TTLCache(1024, 600))

@@ -88,6 +88,7 @@ class BuildkiteSandbox:
         self._signing_key = secrets.token_bytes(16)
         self.store_url = ""  # the artifact store's origin (an S3 stand-in)
         self._runners: list[web.AppRunner] = []
+        self.on_request: Callable[[str, str], Awaitable[None]] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -287,6 +288,9 @@ class BuildkiteSandbox:
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         started = time.monotonic()
+        if self.on_request is not None:
+            # A test's hook: something else happens while Buildkite is being asked.
+            await self.on_request(request.method, request.path)
         body: object | None = None
         raw = await request.read()
         if raw:

@@ -14,7 +14,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +41,8 @@ from bot.sandbox.github_state import (
     IdSequence,
     Installation,
     Issue,
+    Label,
+    PullInfo,
     Repo,
     Review,
     User,
@@ -312,6 +314,46 @@ class GitHubSandbox:
         pending = self.pulls_ops.after_merge(repo, issue, outcome, merger, commits)
         self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
         return outcome.sha
+
+    def open_pull(
+        self,
+        full_name: str,
+        *,
+        head: str,
+        title: str,
+        by: str,
+        base: str | None = None,
+        labels: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """A person opens a pull request from ``head`` (a branch of this repo), with labels."""
+        repo = self.repo(full_name)
+        base = base or repo.default_branch
+        head_sha = self.store.get_ref(full_name, f"refs/heads/{head}")
+        base_sha = self.store.get_ref(full_name, f"refs/heads/{base}")
+        if head_sha is None or base_sha is None:
+            raise ValueError(f"no branch {head!r} or {base!r} in {full_name}")
+        now = self.clock()
+        author = self.user(by)
+        issue = Issue(
+            number=repo.next_number,
+            id=self.ids(),
+            title=title,
+            body=None,
+            user=author,
+            state="open",
+            created_at=now,
+            updated_at=now,
+            pull=PullInfo(head_ref=head, base_ref=base, head_sha=head_sha, base_sha=base_sha),
+        )
+        for name in labels:
+            label = repo.labels.get(name) or Label(self.ids(), name)
+            repo.labels[name] = label
+            issue.labels.append(label)
+        repo.next_number += 1
+        repo.issues[issue.number] = issue
+        pending = [PullEvent(issue, "opened", author, {})]
+        self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
+        return self.json.pull(repo, issue)
 
     def close_pull(self, full_name: str, number: int, *, by: str = "maintainer") -> None:
         """A person closes an open pull request without merging it."""

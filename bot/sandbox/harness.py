@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aiohttp import web
@@ -61,8 +61,13 @@ class BotProcess:
         await self.runner.cleanup()
 
 
-async def start_bot(settings: Settings, *, backoff_base: float = 0.0) -> BotProcess:
-    app = create_app(settings, backoff_base=backoff_base)
+async def start_bot(
+    settings: Settings,
+    *,
+    backoff_base: float = 0.0,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> BotProcess:
+    app = create_app(settings, backoff_base=backoff_base, sleep=sleep)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -77,6 +82,12 @@ class Harness:
     settings: Settings
     bot: BotProcess | None
     buildkite: BuildkiteSandbox | None = None
+    # Rate-limit waits the bot's clients asked for: recorded, not slept, so tests stay fast.
+    waits: list[float] = field(default_factory=list)
+
+    async def _record_wait(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)
 
     @property
     def ci(self) -> BuildkiteSandbox:
@@ -115,7 +126,9 @@ class Harness:
         await asyncio.wait_for(rounds(), SETTLE_TIMEOUT)
 
     async def start(self, *, backoff_base: float = 0.0) -> BotProcess:
-        self.bot = await start_bot(self.settings, backoff_base=backoff_base)
+        self.bot = await start_bot(
+            self.settings, backoff_base=backoff_base, sleep=self._record_wait
+        )
         self.sandbox.webhook_url = self.bot.webhook_url
         if self.buildkite is not None:
             self.buildkite.webhook_url = self.bot.buildkite_webhook_url

@@ -43,3 +43,32 @@ def test_paused_must_be_a_boolean() -> None:
     with pytest.raises(ConfigError) as error:
         parse_repo_config(text)
     assert "pins[0].paused: expected true or false, got" in str(error.value)
+
+
+RETRY = """\
+retry:
+  max_failed_jobs: 5
+  author_label: ci-ready
+  flaky_rules:
+    - name: spec-decode-race
+      step: spec-decode*
+      log: "test_spec_decode_e2e.*Timeout"
+  infra_patterns:
+    - {name: s3-throttle, log: "SlowDown: Please reduce your request rate"}
+"""
+
+
+def test_retry_section_parses_and_defaults() -> None:
+    assert parse_repo_config("handle: bot\n").retry.max_failed_jobs == 8
+    retry = parse_repo_config(RETRY).retry
+    assert (retry.max_failed_jobs, retry.max_retries_per_step) == (5, 2)
+    assert retry.author_label == "ci-ready"
+    [rule] = retry.flaky_rules
+    assert (rule.name, rule.step, rule.label) == ("spec-decode-race", "spec-decode*", "*")
+    assert retry.infra_patterns[0].name == "s3-throttle"
+
+
+def test_retry_rule_with_a_broken_regex_is_reported_where_it_is() -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_repo_config(RETRY.replace('"test_spec_decode_e2e.*Timeout"', '"(("'))
+    assert "7:12: retry.flaky_rules[0].log: invalid regular expression '(('" in str(error.value)

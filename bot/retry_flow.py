@@ -1,0 +1,472 @@
+"""`@bot retry-flaky`: retry only the failed jobs that look flaky or infra-caused.
+
+Every decision is recorded (who asked, why, each job's class and evidence, the
+new job) before the sticky comment is written from those records, so a
+repeated command, a webhook redelivery or a crash in between never retries a
+job twice and always leaves one comment per PR that tells the whole story.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gidgethub
+from gidgethub.abc import GitHubAPI
+
+from bot import changes, retry_text
+from bot.buildkite import BuildkiteClient, JobNotRetryable
+from bot.changes import Repo
+from bot.commands import Command
+from bot.flaky import (
+    DEFAULT_INFRA_PATTERNS,
+    Failure,
+    FlakyRule,
+    LogPattern,
+    Verdict,
+    classify,
+)
+from bot.locks import KeyedLocks
+from bot.main_history import FAILED_STATES, History, main_history
+from bot.permissions import Permission, decide, has_write, permission_level
+from bot.repo_config import RepoConfig
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+COMMAND_KIND = "retry-command"
+STICKY_KIND = "retry-pr"
+JOB_KIND = "retry-job"
+STEP_KIND = "retry-step"
+REPLY_KIND = "command-reply"
+LOG_TAIL_BYTES = 65536
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class RetryContext:
+    gh: GitHubAPI
+    bk: BuildkiteClient
+    store: Store
+    locks: KeyedLocks
+    config: RepoConfig
+    repo: Repo
+    cache: MutableMapping[Any, Any]
+    clock: Callable[[], float] = time.time
+
+
+@dataclass(frozen=True)
+class RetryRequest:
+    pr: int
+    comment_id: int
+    comment_url: str
+    login: str
+    command: Command
+
+    @property
+    def reason(self) -> str | None:
+        value = self.command.options.get("reason")
+        return value if isinstance(value, str) else None
+
+    @property
+    def forced(self) -> bool:
+        return self.command.options.get("force") is True
+
+
+@dataclass(frozen=True)
+class FoundBuild:
+    org: str
+    pipeline: str
+    build: dict[str, Any]
+
+    @property
+    def number(self) -> int:
+        return int(self.build["number"])
+
+    @property
+    def key(self) -> str:
+        return f"{self.org}/{self.pipeline}/{self.number}"
+
+
+def hard_failures(build: dict[str, Any]) -> list[dict[str, Any]]:
+    """Jobs that failed for real: not soft-failed, not already retried, scripts only."""
+    return [
+        job
+        for job in build.get("jobs") or []
+        if job.get("type", "script") == "script"
+        and job.get("state") in FAILED_STATES
+        and not job.get("soft_failed")
+        and not job.get("retried")
+    ]
+
+
+async def run_retry_flaky(ctx: RetryContext, request: RetryRequest) -> str:
+    """Handle one command comment; returns a one-line summary for the log."""
+    command_key = f"{ctx.repo.full_name}#{request.comment_id}"
+    if await ctx.store.get_state(COMMAND_KIND, command_key) is not None:
+        return "command already handled"
+    async with ctx.locks.hold(f"{ctx.repo.full_name}#pr{request.pr}"):
+        outcome = await _run_locked(ctx, request)
+        await ctx.store.put_state(COMMAND_KIND, command_key, {"outcome": outcome})
+        return outcome
+
+
+async def _run_locked(ctx: RetryContext, request: RetryRequest) -> str:
+    if ctx.config.buildkite is None:
+        return await _refuse(ctx, request, retry_text.REFUSE_NOT_CONFIGURED)
+    pull = await _pull(ctx, request.pr)
+    head = str(pull["head"]["sha"])
+    refusal = await _permission_refusal(ctx, request, pull)
+    if refusal is not None:
+        return await _refuse(ctx, request, refusal)
+    found = await _pr_build(ctx, head, request.pr)
+    if found is None:
+        return await _refuse(ctx, request, retry_text.REFUSE_NO_BUILD.format(head7=head[:7]))
+    failed = hard_failures(found.build)
+    if request.forced:
+        return await _force(ctx, request, found, failed, head)
+    limit = ctx.config.retry.max_failed_jobs
+    if len(failed) > limit:
+        note = retry_text.TOO_MANY_FAILED.format(count=len(failed), limit=limit)
+        await _sticky(ctx, request, found, rows=[], note=note)
+        return f"{len(failed)} failed jobs: retried nothing"
+    decided = await _classify_all(ctx, found, failed, head)
+    now_head = str((await _pull(ctx, request.pr))["head"]["sha"])
+    if now_head != head:
+        reason = retry_text.REFUSE_HEAD_MOVED.format(old7=head[:7], new7=now_head[:7])
+        return await _refuse(ctx, request, reason)
+    rows = [await _act(ctx, request, found, job, verdict) for job, verdict in decided]
+    await _sticky(ctx, request, found, rows=rows)
+    retried = sum(1 for row in rows if row.get("new_job_id"))
+    return f"{retried} of {len(rows)} failed jobs retried"
+
+
+async def _pull(ctx: RetryContext, number: int) -> dict[str, Any]:
+    pull: dict[str, Any] = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/pulls/{number}", url_vars=ctx.repo.vars(number=str(number))
+    )
+    return pull
+
+
+async def _permission_refusal(
+    ctx: RetryContext, request: RetryRequest, pull: dict[str, Any]
+) -> str | None:
+    level = await permission_level(ctx.gh, ctx.repo, request.login)
+    if request.forced and not has_write(level):
+        return retry_text.REFUSE_FORCE_PERMISSION
+    labels = {str(label["name"]) for label in pull.get("labels") or []}
+    decision = decide(
+        Permission.WRITE_OR_READY_AUTHOR,
+        level=level,
+        is_author=str(pull["user"]["login"]).lower() == request.login.lower(),
+        labels=labels,
+        ready_label=ctx.config.retry.author_label,
+    )
+    return None if decision.allowed else decision.reason
+
+
+async def _pr_build(ctx: RetryContext, head: str, number: int) -> FoundBuild | None:
+    """The newest build of ``head`` that belongs to this PR, across the configured pipelines."""
+    assert ctx.config.buildkite is not None
+    org = ctx.config.buildkite.organization
+    candidates = []
+    for pipeline in ctx.config.buildkite.pipelines:
+        for build in await ctx.bk.builds(org, pipeline, commit=head, per_page=10):
+            pull_request = build.get("pull_request") or {}
+            if str(pull_request.get("id")) == str(number):
+                candidates.append(FoundBuild(org, pipeline, build))
+                break
+    if not candidates:
+        return None
+    return max(candidates, key=lambda found: str(found.build.get("created_at") or ""))
+
+
+async def _classify_all(
+    ctx: RetryContext, found: FoundBuild, failed: Sequence[dict[str, Any]], head: str
+) -> list[tuple[dict[str, Any], Verdict]]:
+    rules = [FlakyRule(r.name, r.log, r.step, r.label) for r in ctx.config.retry.flaky_rules]
+    infra = [
+        *DEFAULT_INFRA_PATTERNS,
+        *(LogPattern(r.name, r.log) for r in ctx.config.retry.infra_patterns),
+    ]
+    history = await _history(ctx, found)
+    since = ctx.clock() - ctx.config.retry.history_days * DAY
+    decided = []
+    for job in failed:
+        tail = await _tail(ctx, found, job)
+        step = job.get("step_key")
+        runs = history.runs(str(step), since=since) if step else []
+        runs = await history.with_signatures(str(step), runs) if step else []
+        failure = Failure(
+            job_id=str(job["id"]),
+            step_key=str(step) if step else None,
+            name=str(job.get("name") or step or job["id"]),
+            state=str(job.get("state")),
+            exit_status=job.get("exit_status"),
+            signal_reason=job.get("signal_reason"),
+            web_url=str(job.get("web_url") or ""),
+            log_tail=tail,
+        )
+        decided.append(
+            (job, classify(failure, history=runs, rules=rules, infra=infra, pr_commit=head))
+        )
+    return decided
+
+
+async def _history(ctx: RetryContext, found: FoundBuild) -> History:
+    branch = await _default_branch(ctx)
+    return await main_history(
+        ctx.bk,
+        ctx.cache,
+        found.org,
+        found.pipeline,
+        branch,
+        builds=ctx.config.retry.history_builds,
+        clock=ctx.clock,
+    )
+
+
+async def _default_branch(ctx: RetryContext) -> str:
+    key = ("default-branch", ctx.repo.full_name)
+    if key not in ctx.cache:
+        ctx.cache[key] = await changes.default_branch(ctx.gh, ctx.repo)
+    return str(ctx.cache[key])
+
+
+async def _tail(ctx: RetryContext, found: FoundBuild, job: dict[str, Any]) -> bytes | None:
+    if job.get("state") == "expired" or not job.get("started_at"):
+        return None  # it never ran: there is no log to read
+    return await ctx.bk.job_log_tail(
+        found.org, found.pipeline, found.number, str(job["id"]), max_bytes=LOG_TAIL_BYTES
+    )
+
+
+async def _act(
+    ctx: RetryContext,
+    request: RetryRequest,
+    found: FoundBuild,
+    job: dict[str, Any],
+    verdict: Verdict,
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "job_id": str(job["id"]),
+        "name": str(job.get("name") or job.get("step_key") or job["id"]),
+        "url": str(job.get("web_url") or ""),
+        "step_key": job.get("step_key"),
+        "class": verdict.failure_class.value,
+        "evidence": verdict.evidence,
+        "evidence_link": verdict.link,
+        "rule": verdict.rule,
+    }
+    if not verdict.retry:
+        why = retry_text.WHY.get(verdict.failure_class.value, verdict.failure_class.value)
+        row["action"] = retry_text.ACTION_NOT_RETRIED.format(why=why)
+        return row
+    step_key = f"{found.key}/{job.get('step_key') or job['id']}"
+    count = int((await ctx.store.get_state(STEP_KIND, step_key) or {}).get("count", 0))
+    if count >= ctx.config.retry.max_retries_per_step:
+        row["action"] = retry_text.ACTION_CAP.format(count=count)
+        return row
+    return await _retry(ctx, request, found, row, step_key, count, forced=False)
+
+
+async def _retry(
+    ctx: RetryContext,
+    request: RetryRequest,
+    found: FoundBuild,
+    row: dict[str, Any],
+    step_key: str,
+    count: int,
+    *,
+    forced: bool,
+) -> dict[str, Any]:
+    job_id = row["job_id"]
+    # Recorded before the call: after a crash, Buildkite's `retried` flag and this
+    # record together say what happened, so the job is never retried twice.
+    await ctx.store.put_state(STEP_KIND, step_key, {"count": count + 1})
+    try:
+        new = await ctx.bk.retry_job(found.org, found.pipeline, found.number, job_id)
+    except JobNotRetryable as exc:
+        await ctx.store.put_state(STEP_KIND, step_key, {"count": count})
+        row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=exc.message)
+        return row
+    new_url = str(new.get("web_url") or "")
+    row["new_job_id"] = str(new["id"])
+    if forced:
+        row["action"] = retry_text.ACTION_FORCED.format(reason=request.reason, url=new_url)
+    else:
+        row["action"] = retry_text.ACTION_RETRIED.format(url=new_url)
+    row["outcome"] = retry_text.OUTCOME_RUNNING
+    await ctx.store.put_state(
+        JOB_KIND,
+        str(new["id"]),
+        {
+            "repo": ctx.repo.full_name,
+            "pr": request.pr,
+            "original_job_id": job_id,
+            "step_key": row.get("step_key"),
+            "name": row["name"],
+            "class": row["class"],
+            "rule": row.get("rule"),
+            "evidence": row["evidence"],
+            "requested_by": request.login,
+            "reason": request.reason,
+            "forced": forced,
+            "build": found.key,
+            "outcome": None,
+            "at": ctx.clock(),
+        },
+    )
+    return row
+
+
+async def _force(
+    ctx: RetryContext,
+    request: RetryRequest,
+    found: FoundBuild,
+    failed: Sequence[dict[str, Any]],
+    head: str,
+) -> str:
+    step = request.command.args[0] if request.command.args else None
+    if step is None:
+        return await _refuse(ctx, request, retry_text.REFUSE_FORCE_NEEDS_STEP)
+    if not request.reason:
+        return await _refuse(ctx, request, retry_text.REFUSE_FORCE_NEEDS_REASON)
+    job = next((j for j in failed if j.get("step_key") == step), None)
+    if job is None:
+        reason = retry_text.REFUSE_FORCE_UNKNOWN_STEP.format(step=step, build=found.number)
+        return await _refuse(ctx, request, reason)
+    row: dict[str, Any] = {
+        "job_id": str(job["id"]),
+        "name": str(job.get("name") or step),
+        "url": str(job.get("web_url") or ""),
+        "step_key": step,
+        "class": "forced",
+        "evidence": f"forced by @{request.login}",
+        "evidence_link": None,
+        "rule": None,
+    }
+    step_key = f"{found.key}/{step}"
+    count = int((await ctx.store.get_state(STEP_KIND, step_key) or {}).get("count", 0))
+    row = await _retry(ctx, request, found, row, step_key, count, forced=True)
+    await _sticky(ctx, request, found, rows=[row], merge=True)
+    return f"forced retry of {step}"
+
+
+async def _sticky(
+    ctx: RetryContext,
+    request: RetryRequest,
+    found: FoundBuild,
+    *,
+    rows: list[dict[str, Any]],
+    note: str | None = None,
+    merge: bool = False,
+) -> None:
+    """Write the PR's one retry comment (created once, then edited in place)."""
+    key = f"{ctx.repo.full_name}#{request.pr}"
+    doc = dict(await ctx.store.get_state(STICKY_KIND, key) or {})
+    if merge and doc.get("build") == found.key:
+        known = {row["job_id"]: row for row in doc.get("rows") or []}
+        known.update({row["job_id"]: row for row in rows})
+        rows = list(known.values())
+    doc.update(
+        build=found.key,
+        build_url=str(found.build.get("web_url") or ""),
+        build_number=found.number,
+        requested_by=request.login,
+        reason=request.reason,
+        command_url=request.comment_url,
+        rows=rows,
+        note=note,
+    )
+    await write_sticky(ctx.gh, ctx.store, ctx.repo, request.pr, doc)
+
+
+async def write_sticky(
+    gh: GitHubAPI, store: Store, repo: Repo, pr: int, doc: dict[str, Any]
+) -> None:
+    body = retry_text.sticky_body(
+        build_url=doc["build_url"],
+        build_number=int(doc["build_number"]),
+        requested_by=doc["requested_by"],
+        reason=doc.get("reason"),
+        command_url=doc["command_url"],
+        rows=doc.get("rows") or [],
+        note=doc.get("note"),
+    )
+    key = f"{repo.full_name}#{pr}"
+    if doc.get("body") == body:
+        return
+    comment_id = doc.get("comment_id")
+    if comment_id is None:
+        doc["comment_id"] = await changes.comment(gh, repo, pr, body)
+    else:
+        try:
+            await gh.patch(
+                "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+                url_vars=repo.vars(comment_id=str(comment_id)),
+                data={"body": body},
+            )
+        except gidgethub.BadRequest as exc:
+            if int(exc.status_code) != 404:
+                raise
+            doc["comment_id"] = await changes.comment(gh, repo, pr, body)  # someone deleted it
+    doc["body"] = body
+    await store.put_state(STICKY_KIND, key, doc)
+
+
+async def _refuse(ctx: RetryContext, request: RetryRequest, reason: str) -> str:
+    body = retry_text.REPLY_REFUSED.format(
+        login=request.login, command=request.command.line.strip(), reason=reason
+    )
+    await reply_once(ctx.gh, ctx.store, ctx.repo, request.pr, request.comment_id, body)
+    return f"refused: {reason}"
+
+
+async def reply_once(
+    gh: GitHubAPI, store: Store, repo: Repo, pr: int, comment_id: int, body: str
+) -> None:
+    """One reply per command comment (recorded first: at worst lost, never doubled)."""
+    key = f"{repo.full_name}#{comment_id}"
+    if await store.get_state(REPLY_KIND, key) is not None:
+        return
+    await store.put_state(REPLY_KIND, key, {"pr": pr})
+    marker = retry_text.MARKER_REPLY.format(comment=comment_id)
+    await changes.comment(gh, repo, pr, f"{body}\n\n{marker}")
+
+
+async def record_outcome(store: Store, job: dict[str, Any]) -> tuple[str, int] | None:
+    """A retried job finished: record passed/failed and return (repo, pr) to refresh."""
+    record = await store.get_state(JOB_KIND, str(job.get("id")))
+    if record is None or record.get("outcome") is not None:
+        return None
+    state = str(job.get("state"))
+    if state not in ("passed", *FAILED_STATES):
+        return None
+    record["outcome"] = "passed" if state == "passed" else "failed"
+    await store.put_state(JOB_KIND, str(job["id"]), record)
+    return str(record["repo"]), int(record["pr"])
+
+
+async def refresh_outcomes(gh: GitHubAPI, store: Store, repo: Repo, pr: int) -> None:
+    """Re-render the sticky comment with the recorded outcomes of the bot's retries."""
+    key = f"{repo.full_name}#{pr}"
+    doc = await store.get_state(STICKY_KIND, key)
+    if doc is None:
+        return
+    for row in doc.get("rows") or []:
+        new_id = row.get("new_job_id")
+        if not new_id:
+            continue
+        record = await store.get_state(JOB_KIND, str(new_id))
+        if record is None or record.get("outcome") is None:
+            continue
+        row["outcome"] = (
+            retry_text.OUTCOME_PASSED
+            if record["outcome"] == "passed"
+            else retry_text.OUTCOME_FAILED
+        )
+    await write_sticky(gh, store, repo, pr, doc)
