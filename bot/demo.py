@@ -1,11 +1,13 @@
-"""``followup-bot demo``: the bump flow and its allowlist follow-up, offline, on loopback.
+"""``followup-bot demo``: bump, allowlist follow-up and retry-flaky, offline, on loopback.
 
 Act 1: it builds an upstream (flash-attention) and a downstream (vllm)
 repository in the GitHub stand-in, starts the real service against it, and
 merges upstream changes, the last one a stable-ABI migration; the bot opens
 the bump PR. Act 2: the Buildkite stand-in runs the bump PR's torch ABI audit,
 which reports the FA3 allowlist entry as stale; the bot adds the pruning
-commit to the bump PR and says why. Nothing is faked on the bot's
+commit to the bump PR and says why. Act 3: the next build loses a GPU agent
+and has a real test failure; a maintainer comments `@bot retry-flaky`, and the
+bot retries only the lost job and explains both. Nothing is faked on the bot's
 side: it verifies signatures, queues deliveries, authenticates as an App and
 writes through the Git Data API exactly as it would against GitHub.
 """
@@ -14,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from bot import bump_text
+from bot.abi_log import PASSED
 from bot.pins import pin_diff
+from bot.retry_text import MARKER_STICKY
 from bot.sandbox.buildkite_server import BuildkiteSandbox
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.github_server import GitHubSandbox
@@ -32,6 +36,9 @@ UPSTREAM_INSTALLATION = 7001
 DOWNSTREAM_INSTALLATION = 7002
 
 FAILED_NO_PR = "demo failed: the bot opened no bump PR (see the log above)"
+FAILED_NO_RETRY = "demo failed: the bot did not answer @bot retry-flaky (see the log above)"
+MAINTAINER = "maintainer"
+RETRY_COMMAND = '@bot retry-flaky --reason "H100 agent went away"'
 FAILED_NO_PRUNE = "demo failed: the bump PR still allowlists {entry!r} (see the log above)"
 FAILED_WRONG_PIN = "demo failed: the bump branch pins {found!r}, expected {expected!r}"
 
@@ -147,6 +154,7 @@ class DemoResult:
     body: str
     diff: str
     comment: str
+    retry_comment: str = ""
 
 
 async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
@@ -189,7 +197,15 @@ async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
         print("\n--- act 2: CI audits the bump PR", file=out)
         await _run_audit(env.ci, sandbox, pull, out)
         await env.settle()
-        return _result(sandbox, pull)
+        result = _result(sandbox, pull)
+
+        print("\n--- act 3: CI on the pruned head; a maintainer asks for a retry", file=out)
+        await _run_gpu_tests(env.ci, sandbox, pull, out)
+        sandbox.set_permission(DOWNSTREAM, MAINTAINER, "maintain")
+        sandbox.comment_as(DOWNSTREAM, int(pull["number"]), MAINTAINER, RETRY_COMMAND)
+        print(f"@{MAINTAINER}: {RETRY_COMMAND}", file=out)
+        await env.settle()
+        return replace(result, retry_comment=_sticky(sandbox, int(pull["number"])))
 
 
 def _bump_pull(sandbox: GitHubSandbox) -> dict[str, Any]:
@@ -222,6 +238,43 @@ async def _run_audit(
     print(f"Buildkite build #{build['number']} of the bump PR: the audit job printed", file=out)
     print(f"  {stale_line(FA3_ENTRY)}", file=out)
     await ci.finish_build(PIPELINE, int(build["number"]))
+
+
+async def _run_gpu_tests(
+    ci: BuildkiteSandbox, sandbox: GitHubSandbox, pull: dict[str, Any], out: TextIO
+) -> None:
+    """The next build: the audit passes; one GPU job loses its agent, one fails for real."""
+    branch = bump_text.bump_branch("flash-attention")
+    jobs = [
+        JobSpec(step_key=AUDIT_STEP, name="Torch Stable ABI Audit", log=buildkite_log(PASSED)),
+        JobSpec(step_key="gpu-attention", name="Attention (H100)", state="failed", exit_status=-1),
+        JobSpec(
+            step_key="models",
+            name="Models (L4)",
+            state="failed",
+            exit_status=1,
+            log=buildkite_log(
+                "FAILED tests/models/test_llama.py::test_generate - AssertionError: tokens differ"
+            ),
+        ),
+    ]
+    ci.set_retry_outcome("gpu-attention", state="passed")
+    build = ci.create_build(
+        PIPELINE,
+        commit=sandbox.head(DOWNSTREAM, branch),
+        branch=branch,
+        jobs=jobs,
+        pull_request={"id": str(pull["number"]), "base": "main", "repository": DOWNSTREAM},
+    )
+    print(f"Buildkite build #{build['number']}: 2 jobs failed", file=out)
+    await ci.finish_build(PIPELINE, int(build["number"]))
+
+
+def _sticky(sandbox: GitHubSandbox, number: int) -> str:
+    found = [c for c in sandbox.comments(DOWNSTREAM, number) if MARKER_STICKY in c["body"]]
+    if not found:
+        raise DemoFailed(FAILED_NO_RETRY)
+    return str(found[-1]["body"])
 
 
 def _result(sandbox: GitHubSandbox, pull: dict[str, Any]) -> DemoResult:
@@ -263,5 +316,6 @@ def run_demo(*, keep: Path | None, out: TextIO, err: TextIO) -> int:
         print(str(exc) or "demo failed: timed out waiting for the bot", file=err)
         return 1
     print(f"\n=== {result.title}\n\n{result.body}\n\n=== diff\n{result.diff}", file=out)
-    print(f"=== the bot's comment on the PR\n\n{result.comment}", file=out)
+    print(f"=== the bot's comment on the PR\n\n{result.comment}\n", file=out)
+    print(f"=== the bot's retry-flaky comment\n\n{result.retry_comment}", file=out)
     return 0

@@ -18,3 +18,6 @@ def test_demo_shows_the_bump_pr_and_its_pruning_commit(tmp_path: Path) -> None:
     assert "-          GIT_TAG " in text
     assert f'-    "{FA3_ENTRY}",' in text
     assert "reports allowlist entries that `vllm-project/flash-attention` provides as stale" in text
+    assert "| infra | agent lost (exit status -1) | retried → [new job]" in text
+    assert "passed on retry (flakiness confirmed)" in text
+    assert "| new-failure |" in text

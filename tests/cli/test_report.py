@@ -1,0 +1,58 @@
+"""``followup-bot report flaky`` from the retry audit trail in a real store."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+from bot.blocking import BlockingRunner
+from bot.report import NOTHING_YET, flaky_report, report_command
+from bot.retry_flow import JOB_KIND
+from bot.store_sqlite import SQLiteStore
+
+
+def record(
+    step: str, outcome: str | None, *, rule: str | None = None, cls: str = "infra"
+) -> dict[str, object]:
+    return {"step_key": step, "outcome": outcome, "rule": rule, "class": cls}
+
+
+def test_report_orders_steps_by_confirmed_flakiness() -> None:
+    text = flaky_report(
+        [
+            record("spec-decode", "passed", rule="spec-decode-timeout", cls="known-flaky"),
+            record("spec-decode", "passed", rule="spec-decode-timeout", cls="known-flaky"),
+            record("gpu-a", "failed"),
+            record("gpu-a", None),
+            record("gpu-a", "passed"),
+        ]
+    )
+    lines = text.splitlines()
+    assert lines[2] == "| spec-decode | 2 | 2 | 0 |"
+    assert lines[3] == "| gpu-a | 3 | 1 | 1 |"
+    assert "| spec-decode-timeout | 2 | 2 |" in text
+    assert "| (infra) | 3 | 1 |" in text
+
+
+def test_report_without_records() -> None:
+    assert flaky_report([]) == NOTHING_YET
+
+
+def test_report_command_reads_the_database(tmp_path: Path) -> None:
+    database = tmp_path / "bot.sqlite3"
+
+    async def fill() -> None:
+        blocking = BlockingRunner(1)
+        store = SQLiteStore(str(database), blocking)
+        await store.open()
+        await store.put_state(JOB_KIND, "job-1", record("gpu-a", "passed"))
+        await store.close()
+        blocking.close()
+
+    asyncio.run(fill())
+    out, err = io.StringIO(), io.StringIO()
+    assert report_command(database, out, err) == 0
+    assert "| gpu-a | 1 | 1 | 0 |" in out.getvalue()
+    assert report_command(tmp_path / "missing.sqlite3", out, err) == 2
+    assert "no database at" in err.getvalue()
