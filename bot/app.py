@@ -19,7 +19,8 @@ from gidgethub import routing
 
 import handlers.allowlist
 import handlers.bump
-import handlers.retry
+import handlers.commands
+import handlers.landing
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient, BuildkiteConfig
 from bot.dispatch import build_dispatcher
@@ -45,7 +46,8 @@ BUILDKITE_VIEW: web.AppKey[WebView | None] = web.AppKey("buildkite_view")
 DEFAULT_ROUTERS: tuple[routing.Router, ...] = (
     handlers.bump.router,
     handlers.allowlist.router,
-    handlers.retry.router,
+    handlers.commands.router,
+    handlers.landing.router,
 )
 BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"
 

@@ -40,6 +40,9 @@ PinSelector = Callable[[PinConfig], bool]
 STATE_KIND = "bump"
 CONFIG_STATE_KIND = "config"
 REPO_STATE_KIND = "repo"
+PAUSE_KIND = "pause"
+LANDED_KIND = "landing"  # per pin: {"landed_at": epoch seconds}, written when a bump lands
+MAX_PUSHES_PER_TARGET = 3  # like AutoRoll: at most 3 changes to the same revision
 
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
 REASON_NO_PIN_FILE = "{file} does not exist on {base}"
@@ -47,6 +50,11 @@ REASON_UNREACHABLE = (
     "pinned {value7} is not an ancestor of {upstream}@{branch} ({head7}): compare says "
     "{status}; upstream history was probably rewritten, so the bot will not guess a bump"
 )
+REASON_THROTTLED = (
+    "the bot already pushed {count} times for upstream {target7}; it waits for a new "
+    "upstream commit (or `@bot recreate`) rather than keep rebuilding"
+)
+REASON_COOLDOWN = "a bump of this pin landed a moment ago; waiting out the cooldown"
 REASON_UNKNOWN_PIN = (
     "pinned {value!r} is not known to {upstream} (compare answered 404); "
     "the bot will not guess a bump"
@@ -62,6 +70,8 @@ class Outcome(enum.StrEnum):
     SKIPPED = "skipped"  # a human closed the PR for this very target
     HUMAN_OWNED = "human-owned"
     PAUSED = "paused"
+    THROTTLED = "throttled"  # too many pushes for one upstream commit
+    COOLDOWN = "cooldown"  # a bump of this pin landed a moment ago
     FAILED = "failed"  # could not decide; reason recorded, nothing written
 
 
@@ -204,12 +214,25 @@ async def sync_pin(ctx: RepoContext, pin: PinConfig) -> PinResult:
         return result
 
 
-async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) -> PinResult:
+@dataclass(frozen=True)
+class PinFacts:
+    """What one sync reads before deciding anything."""
+
+    head: str  # upstream branch head
+    pulls: list[dict[str, Any]]  # PRs of the bump branch, newest first
+    text: str  # the pin file on the base
+    pinned: str  # the value pinned there
+
+    @property
+    def open_pr(self) -> dict[str, Any] | None:
+        return next((pr for pr in self.pulls if pr["state"] == "open"), None)
+
+
+async def _facts(ctx: RepoContext, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
-    branch = bump_text.bump_branch(pin.name)
     head, pulls, raw = await asyncio.gather(
         changes.ref_sha(ctx.gh, upstream, pin.branch),
-        changes.pulls_for_branch(ctx.gh, ctx.repo, branch),
+        changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
         changes.read_file(ctx.gh, ctx.repo, pin.file, ctx.base.sha),
     )
     if head is None:
@@ -223,61 +246,145 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) ->
         pinned = (await ctx.blocking.run(read_pin, text, pin.dependency, filename=pin.file)).value
     except PinError as exc:
         return PinResult(pin.name, Outcome.FAILED, str(exc))
-    open_pr = next((pr for pr in pulls if pr["state"] == "open"), None)
-    if pin.paused:
-        return PinResult(pin.name, Outcome.PAUSED, "paused in config", _number(open_pr))
-    if pinned == head:
-        return await _close_not_needed(ctx, pin, state, open_pr, pinned, head, current=True)
+    return PinFacts(head, pulls, text, pinned)
 
+
+def target_of(state: PinState, head: str) -> str:
+    """Upstream's head, unless a maintainer chose a commit (`@bot bump PIN --to SHA`) and
+    upstream has not moved since."""
+    manual = state.extra.get("manual")
+    if isinstance(manual, dict) and manual.get("while_head") == head:
+        return str(manual["target"])
+    state.extra.pop("manual", None)
+    return head
+
+
+async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) -> PinResult:
+    facts = await _facts(ctx, pin)
+    if isinstance(facts, PinResult):
+        return facts
+    open_pr = facts.open_pr
+    paused = await ctx.store.get_state(PAUSE_KIND, pin_key(ctx.repo.full_name, pin.name))
+    if pin.paused or paused is not None:
+        detail = "paused in config" if pin.paused else f"paused by @{paused and paused.get('by')}"
+        return PinResult(pin.name, Outcome.PAUSED, detail, _number(open_pr))
+    target = target_of(state, facts.head)
+    if facts.pinned == target:
+        return await _close_not_needed(ctx, pin, state, open_pr, facts.pinned, target, current=True)
     owner = await _ownership(ctx, pin, state, open_pr)
     if open_pr is not None and owner is None:
-        return await _human_owned(ctx, pin, state, open_pr, branch)
-    if owner is not None and owner == head and state.source == pinned:
-        return PinResult(pin.name, Outcome.UNCHANGED, f"already at {head[:7]}", _number(open_pr))
-    newest = pulls[0] if pulls else None
-    if open_pr is None and newest is not None and _closed_by_human_for(newest, head, state):
-        detail = f"#{newest['number']} was closed without merging for {head[:7]}"
+        return await _human_owned(ctx, pin, state, open_pr, bump_text.bump_branch(pin.name))
+    if (
+        owner == target
+        and state.source == facts.pinned
+        and not await _conflicted(ctx, state, open_pr)
+    ):
+        return PinResult(pin.name, Outcome.UNCHANGED, f"already at {target[:7]}", _number(open_pr))
+    newest = facts.pulls[0] if facts.pulls else None
+    if open_pr is None and newest is not None and _closed_by_human_for(newest, target, state):
+        detail = f"#{newest['number']} was closed without merging for {target[:7]}"
         return PinResult(pin.name, Outcome.SKIPPED, detail, int(newest["number"]))
+    pushes = int((state.extra.get("pushes") or {}).get(target, 0))
+    if pushes >= MAX_PUSHES_PER_TARGET:
+        detail = REASON_THROTTLED.format(count=pushes, target7=target[:7])
+        return PinResult(pin.name, Outcome.THROTTLED, detail, _number(open_pr))
+    if ctx.clock() < await _cooldown_ends(ctx, pin):
+        return PinResult(pin.name, Outcome.COOLDOWN, REASON_COOLDOWN, _number(open_pr))
+    return await _bump(ctx, pin, state, facts, target)
 
+
+async def _cooldown_ends(ctx: RepoContext, pin: PinConfig) -> float:
+    """When the cooldown after this pin's last landed bump ends (0: none)."""
+    if ctx.config.landing is None:
+        return 0.0
+    landed = await ctx.store.get_state(LANDED_KIND, pin_key(ctx.repo.full_name, pin.name))
+    if landed is None or not isinstance(landed.get("landed_at"), int | float):
+        return 0.0
+    return float(landed["landed_at"]) + ctx.config.landing.cooldown_minutes * 60.0
+
+
+async def _conflicted(ctx: RepoContext, state: PinState, open_pr: Mapping[str, Any] | None) -> bool:
+    """Whether the bot's bump PR no longer merges cleanly (asked only when the base moved)."""
+    if open_pr is None or state.extra.get("base") == ctx.base.sha:
+        return False
+    pull = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/pulls/{number}",
+        url_vars=ctx.repo.vars(number=str(open_pr["number"])),
+    )
+    # None means GitHub is still computing: look again at the next sync.
+    return pull.get("mergeable") is False
+
+
+async def _bump(
+    ctx: RepoContext, pin: PinConfig, state: PinState, facts: PinFacts, target: str
+) -> PinResult:
+    upstream = Repo.parse(pin.upstream)
+    open_pr = facts.open_pr
     # Compare before any write: a pin that upstream history no longer reaches
     # must end with nothing written, not even an orphan blob.
     comparison, new_text = await asyncio.gather(
-        _compare(ctx.gh, upstream, pinned, head),
-        ctx.blocking.run(set_pin, text, pin.dependency, head, filename=pin.file),
+        _compare(ctx.gh, upstream, facts.pinned, target),
+        ctx.blocking.run(set_pin, facts.text, pin.dependency, target, filename=pin.file),
     )
     if comparison is None:
-        reason = REASON_UNKNOWN_PIN.format(value=pinned, upstream=pin.upstream)
+        reason = REASON_UNKNOWN_PIN.format(value=facts.pinned, upstream=pin.upstream)
         return PinResult(pin.name, Outcome.FAILED, reason)
     status = comparison["status"]
     if status == "behind":
-        return await _close_not_needed(ctx, pin, state, open_pr, pinned, head, current=False)
+        return await _close_not_needed(
+            ctx, pin, state, open_pr, facts.pinned, target, current=False
+        )
     if status != "ahead":
         reason = REASON_UNREACHABLE.format(
-            value7=pinned[:7],
+            value7=facts.pinned[:7],
             upstream=pin.upstream,
             branch=pin.branch,
-            head7=head[:7],
+            head7=target[:7],
             status=status,
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
-
     text_out = bump_text.render(
         pin=pin.name,
         dependency=pin.dependency,
         file=pin.file,
         upstream=pin.upstream,
         branch=pin.branch,
-        old=pinned,
-        new=head,
+        old=facts.pinned,
+        new=target,
         total_commits=int(comparison.get("total_commits") or 0),
         commits=bump_text.parse_compare_commits(comparison.get("commits") or []),
         compare_url=str(comparison["html_url"]),
     )
+    sha = await _commit(ctx, pin, state, new_text, text_out.commit_message)
+    # Record the commit before moving the ref, so a crash between the two is not
+    # later mistaken for a human push.
+    state.pending = sha
+    pushes = dict(state.extra.get("pushes") or {})
+    pushes[target] = int(pushes.get(target, 0)) + 1
+    state.extra["pushes"], state.extra["base"] = pushes, ctx.base.sha
+    await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
+    branch = bump_text.bump_branch(pin.name)
+    await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=open_pr is not None)
+    state.head, state.pending, state.target, state.source = sha, None, target, facts.pinned
+    if open_pr is not None:
+        await changes.update_pull(
+            ctx.gh, ctx.repo, int(open_pr["number"]), title=text_out.title, body=text_out.body
+        )
+        return PinResult(pin.name, Outcome.UPDATED, text_out.title, int(open_pr["number"]))
+    number = await _open_pull(ctx, branch, text_out)
+    state.pr, state.human_push_notified = number, False
+    return PinResult(pin.name, Outcome.CREATED, text_out.title, number)
+
+
+async def _commit(
+    ctx: RepoContext, pin: PinConfig, state: PinState, new_text: str, message: str
+) -> str:
+    """The bump commit on the base (and the prune commit it carries, on top)."""
     entries = await changes.create_blobs(
         ctx.gh, ctx.repo, [FileEdit(pin.file, new_text.encode("utf-8"))]
     )
     commit = await changes.commit_tree(
-        ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text_out.commit_message
+        ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=message
     )
     if state.prunes and ctx.config.allowlist is not None:
         # The allowlist follow-ups this bump carried survive the rebuild, as their
@@ -287,21 +394,7 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) ->
         if pruned is not None:
             state.extra["prune_base"] = commit.sha
             commit = pruned
-    sha = commit.sha
-    # Record the commit before moving the ref, so a crash between the two is not
-    # later mistaken for a human push.
-    state.pending = sha
-    await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
-    await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=open_pr is not None)
-    state.head, state.pending, state.target, state.source = sha, None, head, pinned
-    if open_pr is not None:
-        await changes.update_pull(
-            ctx.gh, ctx.repo, int(open_pr["number"]), title=text_out.title, body=text_out.body
-        )
-        return PinResult(pin.name, Outcome.UPDATED, text_out.title, int(open_pr["number"]))
-    number = await _open_pull(ctx, branch, text_out)
-    state.pr, state.human_push_notified = number, False
-    return PinResult(pin.name, Outcome.CREATED, text_out.title, number)
+    return commit.sha
 
 
 def _number(pr: Mapping[str, Any] | None) -> int | None:

@@ -23,6 +23,10 @@ from bot.permissions import Decision, Permission, decide, stricter, who_may
 
 HELP = "help"
 RETRY_FLAKY = "retry-flaky"
+BUMP = "bump"
+RECREATE = "recreate"
+PAUSE = "pause"
+RESUME = "resume"
 
 # Markdown: up to 3 spaces of indentation is still a paragraph; 4 (or a tab) is code.
 MAX_PARAGRAPH_INDENT = 3
@@ -130,6 +134,43 @@ COMMAND_SPECS: tuple[CommandSpec, ...] = (
         ),
         max_args=1,
         args_option="force",
+    ),
+    CommandSpec(
+        name=BUMP,
+        usage="@{handle} bump PIN [--to SHA]",
+        summary=(
+            "Rolls PIN now to the head of its upstream branch, or to the chosen upstream "
+            "commit (until upstream moves again)."
+        ),
+        permission=Permission.WRITE,
+        options=(OptionSpec("to", True, "the upstream commit to roll to", "SHA"),),
+        max_args=1,
+        min_args=1,
+    ),
+    CommandSpec(
+        name=RECREATE,
+        usage="@{handle} recreate",
+        summary=(
+            "On a bump PR: rebuilds its branch from scratch on the base branch, discarding "
+            "commits others pushed to it."
+        ),
+        permission=Permission.WRITE,
+    ),
+    CommandSpec(
+        name=PAUSE,
+        usage="@{handle} pause PIN",
+        summary="Stops the bot changing PIN (it is still reconciled and shown on the dashboard).",
+        permission=Permission.WRITE,
+        max_args=1,
+        min_args=1,
+    ),
+    CommandSpec(
+        name=RESUME,
+        usage="@{handle} resume PIN",
+        summary="Lets the bot change PIN again after `pause`.",
+        permission=Permission.WRITE,
+        max_args=1,
+        min_args=1,
     ),
 )
 SPECS: Mapping[str, CommandSpec] = MappingProxyType({spec.name: spec for spec in COMMAND_SPECS})

@@ -297,9 +297,9 @@ def test_a_spec_table_with_more_commands() -> None:
     assert pause is not None
     assert pause.args == ("flash-attention",)
     # Unknown to the default table: nothing is checked.
-    default = parse_command("@bot pause", "bot")
+    default = parse_command("@bot freeze", "bot")
     assert default is not None
-    assert default.name == "pause"
+    assert default.name == "freeze"
 
 
 def test_missing_required_argument() -> None:

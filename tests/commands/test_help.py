@@ -51,26 +51,27 @@ def test_retry_flaky_row_as_users_read_it() -> None:
 
 def test_help_lists_what_the_parser_knows() -> None:
     # The help must match what the bot does: every listed command is one it parses.
-    for name in SPECS:
-        command = parse_command(f"@bot {name}", "bot")
+    for name, spec in SPECS.items():
+        args = " x" * spec.min_args
+        command = parse_command(f"@bot {name}{args}", "bot")
         assert command is not None
         assert command.name == name
 
 
 def test_a_longer_table_is_listed_and_pipes_are_escaped() -> None:
     pause = CommandSpec(
-        name="pause",
-        usage="@{handle} pause PIN|all",
+        name="freeze",
+        usage="@{handle} freeze PIN|all",
         summary="Stops changing a pin.",
         permission=Permission.WRITE,
         options=(OptionSpec("why", True, "recorded", "TEXT", permission=Permission.WRITE),),
         max_args=1,
     )
-    text = help_text("bot", specs={**SPECS, "pause": pause})
+    text = help_text("bot", specs={**SPECS, "freeze": pause})
     rows = table_rows(text)
     assert len(rows) == len(SPECS) + 1
     # An option under the command's own rule does not repeat it.
     assert rows[-1] == (
-        "| `@bot pause PIN\\|all` | Stops changing a pin.<br>`--why TEXT`: recorded "
+        "| `@bot freeze PIN\\|all` | Stops changing a pin.<br>`--why TEXT`: recorded "
         "| people with write access to this repository |"
     )

@@ -1,4 +1,5 @@
-"""Comment commands on PRs (`@bot retry-flaky`, `@bot help`) and retried jobs' outcomes."""
+"""Comment commands (`@bot help`, `retry-flaky`, `bump`, `recreate`, `pause`, `resume`)
+and the outcomes of jobs `retry-flaky` retried."""
 
 from __future__ import annotations
 
@@ -8,8 +9,22 @@ from gidgethub import routing, sansio
 
 from bot import bump, retry_flow
 from bot.changes import Repo
-from bot.commands import CommandError, help_text, parse_command
+from bot.commands import (
+    BUMP,
+    PAUSE,
+    RECREATE,
+    RESUME,
+    RETRY_FLAKY,
+    Command,
+    CommandError,
+    authorize,
+    help_text,
+    parse_command,
+)
 from bot.payload import field
+from bot.permissions import permission_level
+from bot.pin_commands import PinCommandContext, run_pin_command
+from bot.repo_config import RepoConfig
 from bot.retry_flow import RetryContext, RetryRequest
 from bot.retry_text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
 from bot.services import Services
@@ -47,7 +62,10 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
         url_vars=repo.vars(comment_id=str(comment_id)),
         data={"content": ACK_REACTION},
     )
-    if command.name != "retry-flaky":
+    if command.name in (BUMP, RECREATE, PAUSE, RESUME):
+        await _pin_command(event, services, repo, config, command)
+        return
+    if command.name != RETRY_FLAKY:
         reply = help_text(config.handle, ready_label=config.retry.author_label)
         await retry_flow.reply_once(gh, services.store, repo, number, comment_id, reply)
         return
@@ -73,12 +91,40 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
     )
     url = str(event.data["comment"].get("html_url") or "")
     request = RetryRequest(number, comment_id, url, login, command)
-    log.info(
-        "%s#%d: retry-flaky: %s",
-        repo.full_name,
-        number,
-        await retry_flow.run_retry_flaky(ctx, request),
+    outcome = await retry_flow.run_retry_flaky(ctx, request)
+    log.info("%s#%d: retry-flaky: %s", repo.full_name, number, outcome)
+
+
+async def _pin_command(
+    event: sansio.Event, services: Services, repo: Repo, config: RepoConfig, command: Command
+) -> None:
+    gh = await services.github.repo_client(repo.full_name)
+    login = field(event.data, "comment.user.login")
+    number = field(event.data, "issue.number", int)
+    comment_id = field(event.data, "comment.id", int)
+    pull = None
+    if "pull_request" in event.data["issue"]:
+        pull = await gh.getitem(
+            "/repos/{owner}/{repo}/pulls/{number}", url_vars=repo.vars(number=str(number))
+        )
+    labels = {str(label["name"]) for label in event.data["issue"].get("labels") or []}
+    decision = authorize(
+        command,
+        level=await permission_level(gh, repo, login),
+        is_author=str(event.data["issue"]["user"]["login"]) == login,
+        labels=labels,
+        ready_label=config.retry.author_label,
     )
+    if not decision.allowed:
+        reply = REPLY_REFUSED.format(
+            login=login, command=command.line.strip(), reason=decision.reason
+        )
+    else:
+        ctx = PinCommandContext(
+            gh, services.store, services.locks, services.blocking, repo, config, services.clock
+        )
+        reply = f"@{login} " + await run_pin_command(ctx, command, login=login, pull=pull)
+    await retry_flow.reply_once(gh, services.store, repo, number, comment_id, reply)
 
 
 @router.register("job.finished")

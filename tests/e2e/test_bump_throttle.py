@@ -1,0 +1,53 @@
+"""Merge conflicts rebuild the bump branch; at most 3 pushes for one upstream commit."""
+
+from __future__ import annotations
+
+from bot import bump, bump_text
+from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
+from bot.sandbox.harness import Harness
+from tests.e2e.conftest import seed
+from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
+
+BRANCH = bump_text.bump_branch("flash-attention")
+
+
+async def conflict_on_main(env: Harness, pinned: str, n: int) -> None:
+    """Main edits the line next to GIT_TAG: the bump branch no longer merges cleanly."""
+    text = PIN_TEMPLATE.format(sha=pinned).replace("GIT_PROGRESS TRUE", f"GIT_PROGRESS TRUE # {n}")
+    await env.sandbox.push_commit(DOWNSTREAM, {PIN_FILE: text}, f"Tweak FA fetch {n}")
+    await env.settle()
+
+
+async def test_conflicted_bump_is_rebuilt_on_the_new_base(env: Harness) -> None:
+    pinned = seed(env)
+    await env.start()
+    new = await merge_upstream(env, 1)
+    await env.settle()
+    first = env.sandbox.head(DOWNSTREAM, BRANCH)
+
+    await conflict_on_main(env, pinned, 1)
+
+    assert env.sandbox.head(DOWNSTREAM, BRANCH) != first
+    text = env.sandbox.read_file(DOWNSTREAM, BRANCH, PIN_FILE) or ""
+    assert f"GIT_TAG {new}" in text
+    assert "GIT_PROGRESS TRUE # 1" in text  # built on the new base
+    [pull] = bump_pulls(env)
+    assert env.sandbox.pulls(DOWNSTREAM)[0]["number"] == pull["number"]
+
+
+async def test_at_most_three_pushes_for_one_upstream_commit(env: Harness) -> None:
+    pinned = seed(env)
+    await env.start()
+    await merge_upstream(env, 1)
+    await env.settle()
+    heads = {env.sandbox.head(DOWNSTREAM, BRANCH)}
+    for n in range(1, 4):
+        await conflict_on_main(env, pinned, n)
+        heads.add(env.sandbox.head(DOWNSTREAM, BRANCH))
+
+    assert len(heads) == 3  # the first push and two rebuilds; the third conflict waits
+    state = await env.running.services.store.get_state(
+        bump.STATE_KIND, f"{DOWNSTREAM}#flash-attention"
+    )
+    assert state is not None
+    assert state["last_result"] == bump.Outcome.THROTTLED
