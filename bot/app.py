@@ -20,6 +20,7 @@ from gidgethub import routing
 import handlers.allowlist
 import handlers.bump
 import handlers.commands
+import handlers.dashboard
 import handlers.landing
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient, BuildkiteConfig
@@ -47,6 +48,7 @@ DEFAULT_ROUTERS: tuple[routing.Router, ...] = (
     handlers.bump.router,
     handlers.allowlist.router,
     handlers.commands.router,
+    handlers.dashboard.router,
     handlers.landing.router,
 )
 BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"

@@ -13,6 +13,7 @@ import enum
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import gidgethub
@@ -22,6 +23,7 @@ from bot import bump_text, changes
 from bot.allowlist_commit import AllowlistFile
 from bot.blocking import BlockingRunner
 from bot.changes import BranchHead, FileEdit, Repo
+from bot.dashboard_text import PIN_KIND, pin_snapshot
 from bot.locks import KeyedLocks
 from bot.pins import PinError, read_pin, set_pin
 from bot.repo_config import (
@@ -73,6 +75,11 @@ class Outcome(enum.StrEnum):
     THROTTLED = "throttled"  # too many pushes for one upstream commit
     COOLDOWN = "cooldown"  # a bump of this pin landed a moment ago
     FAILED = "failed"  # could not decide; reason recorded, nothing written
+
+
+SUCCESSES = frozenset(
+    {Outcome.CREATED, Outcome.UPDATED, Outcome.UNCHANGED, Outcome.CURRENT, Outcome.CLOSED}
+)
 
 
 @dataclass(frozen=True)
@@ -204,6 +211,8 @@ async def sync_pin(ctx: RepoContext, pin: PinConfig) -> PinResult:
         state = PinState.load(await ctx.store.get_state(STATE_KIND, key))
         result = await _sync_pin_locked(ctx, pin, state)
         state.last_result = result.outcome.value
+        if result.outcome in SUCCESSES:
+            state.last_failure = None  # the dashboard shows problems that still stand
         if result.outcome is Outcome.FAILED:
             state.last_failure = result.detail
             log.warning("%s: %s", key, result.detail)
@@ -343,6 +352,15 @@ async def _bump(
             status=status,
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
+    commits = comparison.get("commits") or []
+    await _snapshot(
+        ctx,
+        pin,
+        pinned=facts.pinned,
+        upstream_head=facts.head,
+        behind=int(comparison.get("ahead_by") or len(commits)),
+        oldest=_commit_time(commits[0]) if commits else None,
+    )
     text_out = bump_text.render(
         pin=pin.name,
         dependency=pin.dependency,
@@ -395,6 +413,29 @@ async def _commit(
             state.extra["prune_base"] = commit.sha
             commit = pruned
     return commit.sha
+
+
+async def _snapshot(
+    ctx: RepoContext,
+    pin: PinConfig,
+    *,
+    pinned: str,
+    upstream_head: str,
+    behind: int,
+    oldest: float | None,
+) -> None:
+    """What the dashboard shows for this pin: how far behind upstream it is."""
+    doc = pin_snapshot(
+        pinned=pinned, upstream_head=upstream_head, behind=behind, oldest_unrolled_at=oldest
+    )
+    await ctx.store.put_state(PIN_KIND, pin_key(ctx.repo.full_name, pin.name), doc)
+
+
+def _commit_time(commit: Mapping[str, Any]) -> float | None:
+    stamp = ((commit.get("commit") or {}).get("author") or {}).get("date")
+    if not isinstance(stamp, str):
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def _number(pr: Mapping[str, Any] | None) -> int | None:
@@ -473,6 +514,7 @@ async def _close_not_needed(
     current: bool,
 ) -> PinResult:
     outcome = Outcome.CURRENT
+    await _snapshot(ctx, pin, pinned=pinned, upstream_head=head, behind=0, oldest=None)
     if open_pr is None:
         return PinResult(pin.name, outcome, f"pin {pinned[:7]} needs no bump")
     number = int(open_pr["number"])

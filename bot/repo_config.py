@@ -59,6 +59,8 @@ DEFAULT_WHEEL_MAX_MB = 600
 DEFAULT_LABELS_ON_APPROVAL: tuple[str, ...] = ("ready",)
 DEFAULT_MERGE_METHOD: MergeMethod = "squash"
 DEFAULT_LANDING_PATHS: tuple[str, ...] = ("cmake/**", ".buildkite/check-torch-abi.py")
+DEFAULT_COOLDOWN_MINUTES = 10
+MAX_COOLDOWN_MINUTES = 7 * 24 * 60
 MAX_LABEL_LENGTH = 50  # GitHub rejects longer label names
 
 # --- messages (tests assert these exact texts) ---------------------------------
@@ -151,6 +153,10 @@ class LandingConfig:
     labels_on_approval: tuple[str, ...] = DEFAULT_LABELS_ON_APPROVAL
     merge_method: MergeMethod = DEFAULT_MERGE_METHOD
     paths: tuple[str, ...] = DEFAULT_LANDING_PATHS
+    codeowners: bool = False  # code owners of every touched path may approve too
+    cooldown_minutes: int = (
+        DEFAULT_COOLDOWN_MINUTES  # no new bump of a pin this soon after one landed
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -364,6 +370,12 @@ def _check_small_count(value: int) -> int:
     return value
 
 
+def _check_minutes(value: int) -> int:
+    if not 0 <= value <= MAX_COOLDOWN_MINUTES:
+        raise _invalid("range", MSG_OUT_OF_RANGE, value=value, low=0, high=MAX_COOLDOWN_MINUTES)
+    return value
+
+
 def _check_label(value: str) -> str:
     if not value.strip():
         raise _invalid("empty", MSG_EMPTY)
@@ -387,6 +399,7 @@ LineLength = Annotated[int, AfterValidator(_check_line_length)]
 Regex = Annotated[str, AfterValidator(_check_regex)]
 SmallCount = Annotated[int, AfterValidator(_check_small_count)]
 Megabytes = Annotated[int, AfterValidator(_check_megabytes)]
+Minutes = Annotated[int, AfterValidator(_check_minutes)]
 WheelUrl = Annotated[str, AfterValidator(_check_wheel_url)]
 
 
@@ -426,6 +439,8 @@ class _LandingModel(_Section):
     labels_on_approval: list[Label] = list(DEFAULT_LABELS_ON_APPROVAL)
     merge_method: MergeMethod = DEFAULT_MERGE_METHOD
     paths: list[RepoPath] = list(DEFAULT_LANDING_PATHS)
+    codeowners: bool = False
+    cooldown_minutes: Minutes = DEFAULT_COOLDOWN_MINUTES
 
 
 class _LogRuleModel(_Section):
@@ -748,6 +763,8 @@ def _freeze(model: _RepoModel) -> RepoConfig:
             labels_on_approval=tuple(model.landing.labels_on_approval),
             merge_method=model.landing.merge_method,
             paths=tuple(model.landing.paths),
+            codeowners=model.landing.codeowners,
+            cooldown_minutes=model.landing.cooldown_minutes,
         ),
         retry=RetryConfig() if model.retry is None else _freeze_retry(model.retry),
     )

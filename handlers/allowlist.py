@@ -18,6 +18,7 @@ from bot import allowlist_flow, bump, bump_text
 from bot.abi import audit_wheel
 from bot.allowlist_flow import FlowContext
 from bot.changes import Repo
+from bot.dashboard import record_allowlist_evidence
 from bot.errors import PermanentError
 from bot.payload import field
 from bot.services import Services
@@ -28,6 +29,13 @@ log = logging.getLogger(__name__)
 router = routing.Router()
 
 WHEEL_STATE_KIND = "wheel-audit"
+# The dashboard's words for the audit's per-pattern decisions.
+WHEEL_EVIDENCE = {
+    "delete": "stale",
+    "narrow": "stale",
+    "keep": "unstable",
+    "not-on-this-platform": "not on this platform",
+}
 WHEEL_AUDIT_TIMEOUT = 600.0  # extraction of a 300 MB wheel takes seconds; a slow disk, more
 
 _BUILD_URL = re.compile(
@@ -80,6 +88,10 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
         outcome = await allowlist_flow.follow_up_bump(ctx, pin, run)
     else:
         outcome = await allowlist_flow.follow_up_main(ctx, run, default)
+    evidence = dict.fromkeys(run.evidence.stale, "stale")
+    await record_allowlist_evidence(
+        services.store, repo.full_name, config, evidence, now=services.clock()
+    )
     log.info("%s: audit evidence from %s: %s", repo.full_name, run.url, outcome)
 
 
@@ -131,6 +143,10 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
         return
     run = allowlist_flow.run_from_wheel(result, base.sha, base.name)
     outcome = await allowlist_flow.follow_up_main(ctx, run, base)
+    evidence = {p.pattern: WHEEL_EVIDENCE[p.decision] for p in result.patterns}
+    await record_allowlist_evidence(
+        services.store, repo.full_name, config, evidence, now=services.clock()
+    )
     await services.store.put_state(
         WHEEL_STATE_KIND, repo.full_name, {"commit": base.sha, "outcome": outcome}
     )

@@ -183,6 +183,40 @@ class EventBuilder:
         example["review"] = overlay(example["review"], webhook_review)
         return self._envelope(example, repo, sender)
 
+    def status(
+        self,
+        repo: Repo,
+        status: JSON,
+        commit: JSON,
+        branches: Sequence[tuple[str, str]],
+        sender: User,
+    ) -> JSON:
+        """The ``status`` delivery: the new status, its commit and the branches at it."""
+        example = load_webhook_example("status.success")
+        for key in ("id", "state", "context", "description", "target_url"):
+            example[key] = status[key]
+        example["sha"] = commit["sha"]
+        example["name"] = repo.full_name
+        example["created_at"] = status["created_at"]
+        example["updated_at"] = status["updated_at"]
+        example["commit"] = overlay(example["commit"], commit)
+        template = example["branches"][0]
+        example["branches"] = [
+            overlay(
+                template,
+                {
+                    "name": name,
+                    "commit": {
+                        "sha": sha,
+                        "url": f"{self.json.api}/repos/{repo.full_name}/commits/{sha}",
+                    },
+                    "protected": name in repo.required_contexts,
+                },
+            )
+            for name, sha in branches
+        ]
+        return self._envelope(example, repo, sender)
+
     @staticmethod
     def _example(name: str, fallback: str) -> JSON:
         try:

@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.sandbox.github_state import (
+    AutoMerge,
     Comment,
+    CommitStatus,
     Installation,
     Issue,
     Label,
@@ -24,6 +26,7 @@ from bot.sandbox.github_state import (
     Review,
     User,
 )
+from bot.sandbox.github_statuses import combined_state, latest_by_context, merge_state
 from bot.sandbox.gitstore import CommitInfo, FileDiff, Identity, TreeEntry
 
 JSON = dict[str, Any]
@@ -225,6 +228,7 @@ class GitHubJson:
                     "allow_squash_merge": True,
                     "allow_merge_commit": True,
                     "allow_rebase_merge": True,
+                    "allow_auto_merge": repo.allow_auto_merge,
                     "delete_branch_on_merge": False,
                 }
             )
@@ -525,14 +529,14 @@ class GitHubJson:
                 "statuses": {"href": statuses_url},
             },
             "author_association": self.author_association(repo, issue.user),
-            "auto_merge": None,
+            "auto_merge": self.auto_merge(pull.auto_merge),
             "draft": False,
         }
         if stats is not None:
             if pull.merged or stats.mergeable is None:
                 mergeable_state = "unknown"
             else:
-                mergeable_state = "clean" if stats.mergeable else "dirty"
+                mergeable_state = merge_state(repo, pull, stats.mergeable)
             body.update(
                 {
                     "merged": pull.merged,
@@ -550,6 +554,49 @@ class GitHubJson:
                 }
             )
         return body
+
+    def auto_merge(self, request: AutoMerge | None) -> JSON | None:
+        if request is None:
+            return None
+        return {
+            "enabled_by": self.user(request.enabled_by),
+            "merge_method": request.merge_method,
+            "commit_title": request.commit_title or "",
+            "commit_message": request.commit_message or "",
+        }
+
+    # -- commit statuses --------------------------------------------------------------------
+
+    def status(self, repo: Repo, status: CommitStatus, *, full: bool = False) -> JSON:
+        """A commit status; ``full`` adds its creator (the combined list omits it)."""
+        body: JSON = {
+            "url": f"{self.api}/repos/{repo.full_name}/statuses/{status.sha}",
+            "avatar_url": f"{self.html}/avatars/{status.creator.login}",
+            "id": status.id,
+            "node_id": node_id("StatusContext", status.id),
+            "state": status.state,
+            "description": status.description,
+            "target_url": status.target_url,
+            "context": status.context,
+            "created_at": iso(status.created_at),
+            "updated_at": iso(status.updated_at),
+        }
+        if full:
+            body["creator"] = self.user(status.creator)
+        return body
+
+    def combined_status(self, repo: Repo, sha: str) -> JSON:
+        latest = latest_by_context(repo.statuses.get(sha, []))
+        api = f"{self.api}/repos/{repo.full_name}"
+        return {
+            "state": combined_state(latest),
+            "statuses": [self.status(repo, status) for status in latest],
+            "sha": sha,
+            "total_count": len(latest),
+            "repository": self.minimal_repo(repo),
+            "commit_url": f"{api}/commits/{sha}",
+            "url": f"{api}/commits/{sha}/status",
+        }
 
     def comment(self, repo: Repo, comment: Comment) -> JSON:
         api = f"{self.api}/repos/{repo.full_name}"

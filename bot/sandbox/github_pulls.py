@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from bot.sandbox.github_events import PushedCommit
 from bot.sandbox.github_http import ApiError
 from bot.sandbox.github_json import PullStats, noreply_email
-from bot.sandbox.github_state import Issue, Repo, User
+from bot.sandbox.github_state import WRITE_LEVELS, Issue, Repo, User
+from bot.sandbox.github_statuses import required_check_blocker
 from bot.sandbox.gitstore import ZERO_SHA, Identity
 
 if TYPE_CHECKING:
@@ -158,6 +159,33 @@ class PullOps:
         )
         return [*pending, PullEvent(issue, "closed", merger, {})]
 
+    def check_protection(self, issue: Issue, repo: Repo) -> None:
+        """Refuse (405) a merge that a required status check does not allow yet."""
+        pull = issue.pull
+        assert pull is not None
+        if issue.state == "open" and not pull.merged:
+            blocker = required_check_blocker(repo, pull)
+            if blocker is not None:
+                raise ApiError(405, blocker)
+
+    def auto_merge_ready(self, repo: Repo, sha: str) -> list[Issue]:
+        """Open pulls at ``sha`` with auto-merge on whose required checks now all pass."""
+        return [
+            issue
+            for issue in repo.issues.values()
+            if issue.pull is not None
+            and issue.state == "open"
+            and issue.pull.auto_merge is not None
+            and issue.pull.head_sha == sha
+            and required_check_blocker(repo, issue.pull) is None
+        ]
+
+    def can_write(self, repo: Repo, user: User) -> bool:
+        # The App's installation token has contents: write on its repositories.
+        if user == self.sandbox.bot_user:
+            return repo.installation_id is not None
+        return repo.permission_of(user.login) in WRITE_LEVELS
+
     # -- following branches -----------------------------------------------------------------
 
     def branch_moved(
@@ -182,6 +210,10 @@ class PullOps:
                 pending.append(PullEvent(issue, "closed", sender, {}))
             else:
                 pull.head_sha = after
+                if pull.auto_merge is not None and not self.can_write(repo, sender):
+                    # GitHub disables auto-merge when someone without write access
+                    # pushes to the head branch; a writer's push keeps it on.
+                    pull.auto_merge = None
                 pending.append(
                     PullEvent(issue, "synchronize", sender, {"before": before, "after": after})
                 )

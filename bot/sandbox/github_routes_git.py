@@ -7,6 +7,7 @@ import binascii
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from bot.sandbox.github_checks import DEFAULT_CONTEXT
 from bot.sandbox.github_http import ApiError, Call, Reply, Router, not_found, paginate
 from bot.sandbox.github_json import iso
 from bot.sandbox.github_state import LEGACY_PERMISSION, User
@@ -85,6 +86,12 @@ def register(router: Router, sandbox: GitHubSandbox) -> None:
         "/repos/{owner}/{repo}/commits/{ref+}/status",
         "repos/get-combined-status-for-ref",
         routes.combined_status,
+    )
+    add(
+        "POST",
+        "/repos/{owner}/{repo}/statuses/{sha}",
+        "repos/create-commit-status",
+        routes.create_status,
     )
     add(
         "GET",
@@ -422,19 +429,26 @@ class GitRoutes:
         sha = await self._resolve(call, call.params["ref"])
         if sha is None:
             raise not_found()
-        api = f"{self.sb.base_url}/repos/{repo.full_name}"
-        return Reply(
-            200,
-            {
-                "state": "pending",
-                "statuses": [],
-                "sha": sha,
-                "total_count": 0,
-                "repository": self.sb.json.minimal_repo(repo),
-                "commit_url": f"{api}/commits/{sha}",
-                "url": f"{api}/commits/{sha}/status",
-            },
+        return Reply(200, self.sb.json.combined_status(repo, sha))
+
+    async def create_status(self, call: Call) -> Reply:
+        repo = call.the_repo
+        wanted = call.params["sha"]
+        sha = await self._resolve(call, wanted) if is_sha(wanted) else None
+        if sha is None:
+            raise ApiError(422, NO_COMMIT.format(sha=wanted))
+        status = self.sb.checks.record(
+            repo,
+            sha,
+            str(call.field("state")),
+            context=str(call.field("context", DEFAULT_CONTEXT)),
+            target_url=call.field("target_url"),
+            description=call.field("description"),
+            creator=self.sb.bot_user,
         )
+        await self.sb.status_reported(repo, status)
+        body = self.sb.json.status(repo, status, full=True)
+        return Reply(201, body, {"Location": body["url"]})
 
     async def check_runs(self, call: Call) -> Reply:
         if await self._resolve(call, call.params["ref"]) is None:

@@ -216,6 +216,7 @@ class PullRoutes:
             raise ApiError(422, VALIDATION_FAILED, _field_error("merge_method"))
         sha = call.field("sha")
         merger = self.sb.bot_user
+        self.sb.pulls_ops.check_protection(issue, repo)
         outcome = await self.sb.git(
             self.sb.pulls_ops.merge_sync,
             repo,

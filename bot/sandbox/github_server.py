@@ -24,6 +24,7 @@ from aiohttp import web
 
 from bot.sandbox import github_routes_git, github_routes_issues, github_routes_pulls
 from bot.sandbox.github_auth import AppAuth, AuthError, InstallationToken, parse_authorization
+from bot.sandbox.github_checks import CheckOps
 from bot.sandbox.github_events import EventBuilder, PushedCommit
 from bot.sandbox.github_faults import (
     PRIMARY_LIMIT_MESSAGE,
@@ -32,12 +33,14 @@ from bot.sandbox.github_faults import (
     Fault,
     Faults,
 )
+from bot.sandbox.github_graphql import GraphQLEndpoint
 from bot.sandbox.github_http import ApiError, Call, Query, Reply, Route, Router
 from bot.sandbox.github_json import JSON, GitHubJson, PullStats, error_body, noreply_email
 from bot.sandbox.github_pulls import PullEvent, PullOps
 from bot.sandbox.github_state import (
     PERMISSION_LEVELS,
     Comment,
+    CommitStatus,
     IdSequence,
     Installation,
     Issue,
@@ -47,6 +50,7 @@ from bot.sandbox.github_state import (
     Review,
     User,
 )
+from bot.sandbox.github_statuses import STATUS_STATES
 from bot.sandbox.github_webhooks import RecordedDelivery, WebhookSender
 from bot.sandbox.gitstore import ZERO_SHA, GitStore, Identity, TreeChange
 
@@ -124,6 +128,8 @@ class GitHubSandbox:
         self.json = GitHubJson("", "", self.users)
         self.events = EventBuilder(self.json)
         self.pulls_ops = PullOps(self)
+        self.checks = CheckOps(self)
+        self.graphql = GraphQLEndpoint(self)
         self.router = Router()
         github_routes_git.register(self.router, self)
         github_routes_pulls.register(self.router, self)
@@ -146,6 +152,8 @@ class GitHubSandbox:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
         app = web.Application(client_max_size=100 * 1024**2)
+        # GraphQL is one endpoint outside the REST contract, with its own error shape.
+        app.router.add_post("/graphql", self.graphql.handle)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -212,6 +220,7 @@ class GitHubSandbox:
         installation_id: int | None = None,
         message: str = "Initial commit",
         private: bool = False,
+        allow_auto_merge: bool = False,
     ) -> str:
         """A repository with one commit; ``installation_id`` None = the App is not installed.
 
@@ -223,6 +232,7 @@ class GitHubSandbox:
         now = self.clock()
         repo = Repo(full_name, self.ids(), owner, default_branch, installation_id, now, now)
         repo.private = private
+        repo.allow_auto_merge = allow_auto_merge
         self.store.init(full_name, default_branch)
         self.repos[full_name] = repo
         if installation_id is not None and installation_id not in self.installations:
@@ -238,7 +248,9 @@ class GitHubSandbox:
         branch: str = "main",
         author: tuple[str, str] = ("Ada Lovelace", "ada@example.com"),
         when: datetime | None = None,
+        pushed_by: str | None = None,
     ) -> str:
+        """Commit ``files`` on ``branch`` and push it (as the owner unless ``pushed_by``)."""
         repo = self.repo(full_name)
         ref = f"refs/heads/{branch}"
         before = self.store.get_ref(full_name, ref)
@@ -259,7 +271,8 @@ class GitHubSandbox:
         sha = self.store.commit_tree(full_name, tree, [parent] if parent else [], message, who, who)
         if not self.store.update_ref(full_name, ref, sha, before or ZERO_SHA):
             raise RuntimeError(f"{ref} moved while committing")
-        self._ref_changed_sync(repo, ref, before or ZERO_SHA, sha, self.user(repo.owner.login))
+        pusher = self.user(pushed_by or repo.owner.login)
+        self._ref_changed_sync(repo, ref, before or ZERO_SHA, sha, pusher)
         return sha
 
     def set_ref(self, full_name: str, branch: str, sha: str) -> None:
@@ -304,6 +317,53 @@ class GitHubSandbox:
         repo = self.repo(full_name)
         issue = repo.issues[number]
         return [self.json.comment(repo, self.comment_store[cid]) for cid in issue.comment_ids]
+
+    def require_checks(self, full_name: str, branch: str, contexts: Sequence[str]) -> None:
+        """Protect ``branch``: merging into it needs each context's status to be success."""
+        self.repo(full_name).required_contexts[branch] = tuple(contexts)
+
+    def set_status(
+        self,
+        full_name: str,
+        sha: str,
+        state: str,
+        *,
+        context: str = "buildkite/ci",
+        target_url: str | None = None,
+        description: str | None = None,
+    ) -> dict[str, Any]:
+        """CI reports a commit status (emits ``status``; may complete an auto-merge)."""
+        if state not in STATUS_STATES:
+            raise ValueError(f"unknown commit status state {state!r}")
+        repo = self.repo(full_name)
+        commit = self.store.read_commit(full_name, sha)
+        status = self.checks.record(
+            repo,
+            commit.sha,
+            state,
+            context=context,
+            target_url=target_url,
+            description=description,
+            creator=self.user(repo.owner.login),
+        )
+        self.checks.announce(repo, status, commit, self.checks.branches_at_sync(repo, commit.sha))
+        for issue in self.pulls_ops.auto_merge_ready(repo, commit.sha):
+            merged = self.checks.merge_one_sync(repo, issue)
+            if merged is not None:
+                pending = self.checks.finish_merge(repo, issue, *merged)
+                self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
+        return self.json.status(repo, status, full=True)
+
+    async def status_reported(self, repo: Repo, status: CommitStatus) -> None:
+        """After a status arrived over the API: its webhook, then any auto-merge it allows."""
+        commit = await self.git(self.store.read_commit, repo.full_name, status.sha)
+        branches = await self.git(self.checks.branches_at_sync, repo, status.sha)
+        self.checks.announce(repo, status, commit, branches)
+        for issue in self.pulls_ops.auto_merge_ready(repo, status.sha):
+            merged = await self.git(self.checks.merge_one_sync, repo, issue)
+            if merged is not None:
+                pending = self.checks.finish_merge(repo, issue, *merged)
+                await self.emit_pull_events_async(repo, pending)
 
     def merge_pull(self, full_name: str, number: int, *, by: str = "maintainer") -> str:
         repo = self.repo(full_name)
@@ -736,6 +796,31 @@ class GitHubSandbox:
             content_type="application/json",
             charset="utf-8",
             headers=headers,
+        )
+
+    def respond(self, reply: Reply, bucket_key: str | None) -> web.Response:
+        return self._respond(reply, bucket_key)
+
+    def record_request(
+        self,
+        request: web.Request,
+        operation_id: str,
+        status: int,
+        started: float,
+        body: object | None,
+    ) -> None:
+        self.requests.append(
+            RecordedRequest(
+                request.method,
+                request.raw_path.partition("?")[0],
+                {},
+                operation_id,
+                status,
+                started,
+                time.monotonic(),
+                "If-None-Match" in request.headers,
+                body,
+            )
         )
 
     # -- shared by route modules ------------------------------------------------------------

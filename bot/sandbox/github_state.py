@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 PERMISSION_LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
+WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
 # What repos/get-collaborator-permission-level reports as `permission` (the legacy field).
 LEGACY_PERMISSION = {
     "admin": "admin",
@@ -66,6 +67,32 @@ class Review:
 
 
 @dataclass
+class CommitStatus:
+    """One commit status (``POST /statuses/{sha}``); a newer one per context supersedes it."""
+
+    id: int
+    sha: str
+    state: str  # error | failure | pending | success
+    context: str
+    target_url: str | None
+    description: str | None
+    creator: User
+    created_at: float
+    updated_at: float
+
+
+@dataclass
+class AutoMerge:
+    """A pull request's auto-merge request (GraphQL ``enablePullRequestAutoMerge``)."""
+
+    enabled_by: User
+    merge_method: str  # REST spelling: merge | squash | rebase
+    commit_title: str | None  # None: the method's default when it merges
+    commit_message: str | None
+    enabled_at: float
+
+
+@dataclass
 class PullInfo:
     head_ref: str
     base_ref: str
@@ -77,6 +104,7 @@ class PullInfo:
     merged_by: User | None = None
     merge_commit_sha: str | None = None
     reviews: list[Review] = field(default_factory=list)
+    auto_merge: AutoMerge | None = None
 
 
 @dataclass
@@ -109,6 +137,11 @@ class Repo:
     permissions: dict[str, str] = field(default_factory=dict)
     next_number: int = 1
     private: bool = False
+    allow_auto_merge: bool = False
+    # Branch protection reduced to what the stand-in enforces: required status contexts.
+    required_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Commit statuses by commit sha, oldest first.
+    statuses: dict[str, list[CommitStatus]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

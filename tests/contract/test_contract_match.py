@@ -9,6 +9,7 @@ from bot.sandbox.contract import Contract, Match
 # Every operation the bot and its sandbox rely on (the sandbox serves exactly these).
 EXPECTED_OPERATIONS = {
     "git/get-ref": "GET",
+    "repos/create-commit-status": "POST",
     "git/get-commit": "GET",
     "git/get-tree": "GET",
     "git/create-blob": "POST",

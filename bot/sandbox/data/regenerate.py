@@ -57,6 +57,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "repos/list-commits",
     "repos/get-collaborator-permission-level",
     "repos/get-combined-status-for-ref",
+    "repos/create-commit-status",
     "checks/list-for-ref",
     "pulls/create",
     "pulls/list",

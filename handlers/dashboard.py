@@ -1,0 +1,38 @@
+"""The dashboard issue, refreshed on each reconcile tick (and edited only when it changed)."""
+
+from __future__ import annotations
+
+import logging
+
+from gidgethub import routing, sansio
+
+from bot import bump
+from bot.changes import Repo
+from bot.dashboard import collect, render, upsert_dashboard
+from bot.payload import field
+from bot.repo_config import DEFAULT_HANDLE
+from bot.services import Services
+from bot.subjects import RECONCILE_EVENT
+
+log = logging.getLogger(__name__)
+router = routing.Router()
+
+
+@router.register(RECONCILE_EVENT)
+async def on_reconcile(event: sansio.Event, services: Services) -> None:
+    known = {repo.lower(): repo for repo in services.settings.repositories}
+    name = known.get(field(event.data, "repository.full_name").lower())
+    if name is None:
+        return
+    repo = Repo.parse(name)
+    gh = await services.github.repo_client(repo.full_name)
+    # A broken config is exactly what the dashboard must show, so it renders anyway.
+    config = await bump.load_config(gh, services.store, services.blocking, repo)
+    handle = config.handle if config is not None else DEFAULT_HANDLE
+    async with services.locks.hold(f"{repo.full_name}#dashboard"):
+        data = await collect(services.store, repo.full_name, config, now=services.clock())
+        body = render(data, handle=handle)
+        outcome = await upsert_dashboard(
+            gh, services.store, repo, body, bot_login=services.settings.bot_login
+        )
+    log.info("%s: dashboard %s", repo.full_name, outcome)
