@@ -36,6 +36,7 @@ UPSTREAM_INSTALLATION = 7001
 DOWNSTREAM_INSTALLATION = 7002
 
 FAILED_NO_PR = "demo failed: the bot opened no bump PR (see the log above)"
+FAILED_NOT_LANDED = "demo failed: the approved bump PR was not merged (see the log above)"
 FAILED_NO_RETRY = "demo failed: the bot did not answer @bot retry-flaky (see the log above)"
 MAINTAINER = "maintainer"
 RETRY_COMMAND = '@bot retry-flaky --reason "H100 agent went away"'
@@ -54,6 +55,9 @@ pins:
 """
 
 ABI_CHECK_FILE = ".buildkite/check-torch-abi.py"
+STATUS_CONTEXT = "buildkite/ci"
+LANDING_CONFIG = "landing:\n  labels_on_approval: [ready]\n  merge_method: squash\n"
+_BRANCH = "followup-bot/bump/flash-attention"
 AUDIT_STEP = "torch-stable-abi-audit"
 PIPELINE = "ci"
 FA3_ENTRY = "vllm_flash_attn/_vllm_fa3_C.abi3.so"
@@ -155,6 +159,7 @@ class DemoResult:
     diff: str
     comment: str
     retry_comment: str = ""
+    landed: bool = False
 
 
 async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
@@ -174,10 +179,12 @@ async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
             files={
                 PIN_FILE: PIN_TEMPLATE.format(sha=pinned),
                 ABI_CHECK_FILE: abi_check(*ALLOWLIST),
-                ".github/followup-bot.yml": CONFIG + ALLOWLIST_CONFIG,
+                ".github/followup-bot.yml": CONFIG + ALLOWLIST_CONFIG + LANDING_CONFIG,
             },
             installation_id=DOWNSTREAM_INSTALLATION,
+            allow_auto_merge=True,
         )
+        sandbox.require_checks(DOWNSTREAM, "main", [STATUS_CONTEXT])
         env.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
         print(f"upstream {UPSTREAM} at {pinned[:7]}; {DOWNSTREAM} pins it there", file=out)
         await env.start()
@@ -205,7 +212,20 @@ async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
         sandbox.comment_as(DOWNSTREAM, int(pull["number"]), MAINTAINER, RETRY_COMMAND)
         print(f"@{MAINTAINER}: {RETRY_COMMAND}", file=out)
         await env.settle()
-        return replace(result, retry_comment=_sticky(sandbox, int(pull["number"])))
+        result = replace(result, retry_comment=_sticky(sandbox, int(pull["number"])))
+
+        print("\n--- act 4: CI is green; a maintainer approves; the bot lands the bump", file=out)
+        await _land(env.ci, sandbox, pull, out)
+        await env.settle()
+        sandbox.set_status(DOWNSTREAM, sandbox.head(DOWNSTREAM, _BRANCH), "success")
+        print("GitHub: status buildkite/ci is success on the bump PR's head", file=out)
+        await env.settle()
+        landed = next(p for p in sandbox.pulls(DOWNSTREAM) if p["number"] == pull["number"])
+        if not landed.get("merged_at"):
+            raise DemoFailed(FAILED_NOT_LANDED)
+        merged = sandbox.read_file(DOWNSTREAM, "main", PIN_FILE) or ""
+        print(f"#{pull['number']} merged; main now pins {sandbox.head(UPSTREAM)[:7]}", file=out)
+        return replace(result, landed="GIT_TAG " + sandbox.head(UPSTREAM) in merged)
 
 
 def _bump_pull(sandbox: GitHubSandbox) -> dict[str, Any]:
@@ -238,6 +258,25 @@ async def _run_audit(
     print(f"Buildkite build #{build['number']} of the bump PR: the audit job printed", file=out)
     print(f"  {stale_line(FA3_ENTRY)}", file=out)
     await ci.finish_build(PIPELINE, int(build["number"]))
+
+
+async def _land(
+    ci: BuildkiteSandbox, sandbox: GitHubSandbox, pull: dict[str, Any], out: TextIO
+) -> None:
+    """A clean build of the head, then the approval that starts the landing."""
+    build = ci.create_build(
+        PIPELINE,
+        commit=sandbox.head(DOWNSTREAM, _BRANCH),
+        branch=_BRANCH,
+        jobs=[
+            JobSpec(step_key=AUDIT_STEP, name="Torch Stable ABI Audit", log=buildkite_log(PASSED))
+        ],
+        pull_request={"id": str(pull["number"]), "base": "main", "repository": DOWNSTREAM},
+    )
+    await ci.finish_build(PIPELINE, int(build["number"]))
+    print(f"Buildkite build #{build['number']}: passed", file=out)
+    sandbox.submit_review(DOWNSTREAM, int(pull["number"]), MAINTAINER, "APPROVED")
+    print(f"@{MAINTAINER} approved #{pull['number']}", file=out)
 
 
 async def _run_gpu_tests(
@@ -317,5 +356,7 @@ def run_demo(*, keep: Path | None, out: TextIO, err: TextIO) -> int:
         return 1
     print(f"\n=== {result.title}\n\n{result.body}\n\n=== diff\n{result.diff}", file=out)
     print(f"=== the bot's comment on the PR\n\n{result.comment}\n", file=out)
-    print(f"=== the bot's retry-flaky comment\n\n{result.retry_comment}", file=out)
+    print(f"=== the bot's retry-flaky comment\n\n{result.retry_comment}\n", file=out)
+    if result.landed:
+        print("=== landed: the bump is merged and main pins the new commit", file=out)
     return 0

@@ -484,7 +484,7 @@ async def _failed_build(
     )
     # The retry-flaky classifier, as is: landing must call a failure flaky exactly
     # when `@bot retry-flaky` would.
-    decided = await retry_flow._classify_all(retry_ctx, found, failed, head)
+    decided = await retry_flow.classify_failures(retry_ctx, found, failed, head)
     rows = [_row(job, verdict) for job, verdict in decided]
     real = [row for row, (_job, verdict) in zip(rows, decided, strict=True) if not verdict.retry]
     if real or not failed:

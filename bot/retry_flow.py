@@ -133,7 +133,7 @@ async def _run_locked(ctx: RetryContext, request: RetryRequest) -> str:
         note = retry_text.TOO_MANY_FAILED.format(count=len(failed), limit=limit)
         await _sticky(ctx, request, found, rows=[], note=note)
         return f"{len(failed)} failed jobs: retried nothing"
-    decided = await _classify_all(ctx, found, failed, head)
+    decided = await classify_failures(ctx, found, failed, head)
     now_head = str((await _pull(ctx, request.pr))["head"]["sha"])
     if now_head != head:
         reason = retry_text.REFUSE_HEAD_MOVED.format(old7=head[:7], new7=now_head[:7])
@@ -184,9 +184,10 @@ async def _pr_build(ctx: RetryContext, head: str, number: int) -> FoundBuild | N
     return max(candidates, key=lambda found: str(found.build.get("created_at") or ""))
 
 
-async def _classify_all(
+async def classify_failures(
     ctx: RetryContext, found: FoundBuild, failed: Sequence[dict[str, Any]], head: str
 ) -> list[tuple[dict[str, Any], Verdict]]:
+    """Each failed job with its verdict (retry-flaky and landing share this)."""
     rules = [FlakyRule(r.name, r.log, r.step, r.label) for r in ctx.config.retry.flaky_rules]
     infra = [
         *DEFAULT_INFRA_PATTERNS,

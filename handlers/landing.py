@@ -16,6 +16,7 @@ from gidgethub import routing, sansio
 from bot import bump, bump_text, landing
 from bot.changes import Repo
 from bot.landing import Approval, LandingContext
+from bot.landing_rules import LANDING_KIND
 from bot.payload import field
 from bot.retry_flow import FoundBuild
 from bot.services import Services
@@ -91,10 +92,14 @@ async def on_new_head(event: sansio.Event, services: Services) -> None:
     if found is None:
         return
     repo, pull = found
+    number = int(pull["number"])
+    # Most pushes to a bump branch are the bot's own updates of an unapproved PR:
+    # settle those from the store, before reading any config from GitHub.
+    if await services.store.get_state(LANDING_KIND, landing.state_key(repo, number)) is None:
+        return
     ctx = await _context(services, repo)
     if ctx is None:
         return
-    number = int(pull["number"])
     log.info("%s#%d: new head: %s", repo.full_name, number, await landing.on_new_head(ctx, number))
 
 

@@ -33,7 +33,8 @@ class Label:
     id: int
     name: str
     color: str = "ededed"
-    description: str | None = None
+    # "" rather than None: GitHub's description of a PR's labels does not allow null.
+    description: str = ""
 
 
 @dataclass

@@ -21,3 +21,4 @@ def test_demo_shows_the_bump_pr_and_its_pruning_commit(tmp_path: Path) -> None:
     assert "| infra | agent lost (exit status -1) | retried → [new job]" in text
     assert "passed on retry (flakiness confirmed)" in text
     assert "| new-failure |" in text
+    assert "=== landed: the bump is merged and main pins the new commit" in text
