@@ -33,6 +33,7 @@ from bot.repo_config import (
     RepoConfig,
     parse_repo_config_bytes,
 )
+from bot.state_doc import StateDoc
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class PinResult:
 
 
 @dataclass
-class PinState:
+class PinState(StateDoc):
     """What the bot remembers about one pin's branch (a store document)."""
 
     head: str | None = None
@@ -105,21 +106,6 @@ class PinState:
     closed_comment_for: int | None = None
     last_result: str = ""
     last_failure: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, doc: Mapping[str, Any] | None) -> PinState:
-        if not doc:
-            return cls()
-        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
-        return cls(
-            **{k: v for k, v in doc.items() if k in known},
-            extra={k: v for k, v in doc.items() if k not in known},
-        )
-
-    def dump(self) -> dict[str, Any]:
-        doc = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "extra"}
-        return {**self.extra, **doc}
 
 
 @dataclass(frozen=True)

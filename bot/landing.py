@@ -43,6 +43,7 @@ from bot.locks import KeyedLocks
 from bot.permissions import has_write, permission_level
 from bot.repo_config import BuildkiteConfig, LandingConfig, RepoConfig
 from bot.retry_flow import FoundBuild, RetryContext, hard_failures
+from bot.state_doc import StateDoc
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class Approval:
 
 
 @dataclass
-class LandingState:
+class LandingState(StateDoc):
     """What the bot remembers about landing one PR (a store document)."""
 
     pin: str | None = None
@@ -109,21 +110,6 @@ class LandingState:
     stopped_for: str | None = None  # a real failure left this head to humans
     reapproval_for: str | None = None  # the head the "re-approval needed" comment is about
     merged_sha: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, doc: Mapping[str, Any] | None) -> LandingState:
-        if not doc:
-            return cls()
-        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
-        return cls(
-            **{k: v for k, v in doc.items() if k in known},
-            extra={k: v for k, v in doc.items() if k not in known},
-        )
-
-    def dump(self) -> dict[str, Any]:
-        doc = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "extra"}
-        return {**self.extra, **doc}
 
 
 def state_key(repo: Repo, number: int) -> str:

@@ -14,6 +14,7 @@ import aiohttp
 from cachetools import TTLCache
 
 from bot.blocking import BlockingRunner
+from bot.changes import Repo
 from bot.locks import KeyedLocks
 
 if TYPE_CHECKING:
@@ -35,3 +36,10 @@ class Services:
     buildkite: BuildkiteClient | None = None  # None: the Buildkite side is not configured
     # Short-lived reads shared between deliveries (main-branch history, log signatures).
     cache: MutableMapping[Any, Any] = field(default_factory=lambda: TTLCache(1024, 600))
+
+    def served(self, full_name: str) -> Repo | None:
+        """The repository as configured (FOLLOWUP_BOT_REPOSITORIES), if the bot serves it;
+        GitHub names are case-insensitive."""
+        wanted = full_name.lower()
+        name = next((r for r in self.settings.repositories if r.lower() == wanted), None)
+        return Repo.parse(name) if name is not None else None

@@ -17,7 +17,6 @@ from gidgethub import routing, sansio
 from bot import allowlist_flow, bump, bump_text
 from bot.abi import audit_wheel
 from bot.allowlist_flow import FlowContext
-from bot.changes import Repo
 from bot.dashboard import record_allowlist_evidence
 from bot.errors import PermanentError
 from bot.payload import field
@@ -56,10 +55,9 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
         return
     url = _BUILD_URL.search(field(event.data, "build.url"))
     repository = repository_of(field(event.data, "pipeline.repository"))
-    known = {repo.lower(): repo for repo in services.settings.repositories}
-    if url is None or repository is None or repository.lower() not in known:
+    repo = services.served(repository) if repository is not None else None
+    if url is None or repo is None:
         return
-    repo = Repo.parse(known[repository.lower()])
     gh = await services.github.repo_client(repo.full_name)
     config = await bump.load_config(gh, services.store, services.blocking, repo)
     if config is None or config.allowlist is None or config.buildkite is None:
@@ -97,11 +95,9 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
 
 @router.register(RECONCILE_EVENT)
 async def on_reconcile(event: sansio.Event, services: Services) -> None:
-    known = {repo.lower(): repo for repo in services.settings.repositories}
-    name = known.get(field(event.data, "repository.full_name").lower())
-    if name is None:
+    repo = services.served(field(event.data, "repository.full_name"))
+    if repo is None:
         return
-    repo = Repo.parse(name)
     gh = await services.github.repo_client(repo.full_name)
     config = await bump.load_config(gh, services.store, services.blocking, repo)
     allow = config.allowlist if config is not None else None

@@ -59,10 +59,11 @@ async def on_push(event: sansio.Event, services: Services) -> None:
 @router.register(RECONCILE_EVENT)
 async def on_reconcile(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
-    if downstream.lower() not in {repo.lower() for repo in services.settings.repositories}:
+    repo = services.served(downstream)
+    if repo is None:
         log.info("reconcile for %s skipped: not in FOLLOWUP_BOT_REPOSITORIES", downstream)
         return
-    await _sync(services, downstream, _every_pin, refresh=True)
+    await _sync(services, repo.full_name, _every_pin, refresh=True)
 
 
 def _every_pin(_pin: PinConfig) -> bool:

@@ -38,11 +38,9 @@ ACK_REACTION = "eyes"
 @router.register("issue_comment", action="created")
 async def on_comment(event: sansio.Event, services: Services) -> None:
     login = field(event.data, "comment.user.login")
-    known = {repo.lower(): repo for repo in services.settings.repositories}
-    name = known.get(field(event.data, "repository.full_name").lower())
-    if name is None or login == services.settings.bot_login:
+    repo = services.served(field(event.data, "repository.full_name"))
+    if repo is None or login == services.settings.bot_login:
         return  # not a repository we serve, or our own comment
-    repo = Repo.parse(name)
     gh = await services.github.repo_client(repo.full_name)
     config = await bump.load_config(gh, services.store, services.blocking, repo)
     if config is None:

@@ -7,7 +7,6 @@ import logging
 from gidgethub import routing, sansio
 
 from bot import bump
-from bot.changes import Repo
 from bot.dashboard import collect, render, upsert_dashboard
 from bot.payload import field
 from bot.repo_config import DEFAULT_HANDLE
@@ -20,11 +19,9 @@ router = routing.Router()
 
 @router.register(RECONCILE_EVENT)
 async def on_reconcile(event: sansio.Event, services: Services) -> None:
-    known = {repo.lower(): repo for repo in services.settings.repositories}
-    name = known.get(field(event.data, "repository.full_name").lower())
-    if name is None:
+    repo = services.served(field(event.data, "repository.full_name"))
+    if repo is None:
         return
-    repo = Repo.parse(name)
     gh = await services.github.repo_client(repo.full_name)
     # A broken config is exactly what the dashboard must show, so it renders anyway.
     config = await bump.load_config(gh, services.store, services.blocking, repo)

@@ -29,12 +29,6 @@ APPROVED = "approved"
 SUCCESS = "success"
 
 
-def _served(services: Services, full_name: str) -> Repo | None:
-    known = {repo.lower(): repo for repo in services.settings.repositories}
-    name = known.get(full_name.lower())
-    return Repo.parse(name) if name is not None else None
-
-
 async def _context(services: Services, repo: Repo) -> LandingContext | None:
     """Everything the landing flow needs, or None when the repo does not land bumps."""
     gh = await services.github.repo_client(repo.full_name)
@@ -57,7 +51,7 @@ async def _context(services: Services, repo: Repo) -> LandingContext | None:
 
 
 def _bump_pull(event: sansio.Event, services: Services) -> tuple[Repo, dict[str, Any]] | None:
-    repo = _served(services, field(event.data, "repository.full_name"))
+    repo = services.served(field(event.data, "repository.full_name"))
     pull = event.data.get("pull_request")
     if repo is None or not isinstance(pull, dict):
         return None
@@ -116,7 +110,7 @@ async def on_closed(event: sansio.Event, services: Services) -> None:
 
 @router.register("status")
 async def on_status(event: sansio.Event, services: Services) -> None:
-    repo = _served(services, field(event.data, "repository.full_name"))
+    repo = services.served(field(event.data, "repository.full_name"))
     if repo is None or event.data.get("state") != SUCCESS:
         return  # only a success can make a head mergeable
     branches = [
@@ -144,7 +138,7 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     if services.buildkite is None or not branch.startswith(bump_text.BRANCH_PREFIX):
         return
     repository = repository_of(field(event.data, "pipeline.repository"))
-    repo = _served(services, repository) if repository is not None else None
+    repo = services.served(repository) if repository is not None else None
     if repo is None:
         return
     ctx = await _context(services, repo)
