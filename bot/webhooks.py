@@ -192,6 +192,31 @@ async def _off_loop_if_large(body: bytes, work: Callable[[bytes], T]) -> T:
     return work(body)
 
 
+async def _accept(
+    inbox: Inbox,
+    source: str,
+    event: str,
+    delivery_id: str,
+    body: bytes,
+    payload: object,
+    subject_of: SubjectFn,
+    clock: Callable[[], float],
+) -> web.Response:
+    """A verified body: refuse it unless it is a JSON object, else store it (202)."""
+    if not isinstance(payload, dict):
+        logger.info(LOG_REJECTED, delivery_id, NOT_A_JSON_OBJECT)
+        return _error(400, NOT_A_JSON_OBJECT)
+    delivery = Delivery(
+        delivery_id=delivery_id,
+        source=source,
+        event=event,
+        payload=body,
+        subject=_subject(subject_of, event, delivery_id, payload),
+        received_at=clock(),
+    )
+    return await _store(inbox, delivery)
+
+
 async def _store(inbox: Inbox, delivery: Delivery) -> web.Response:
     """Submit the delivery and give the sender its answer: 202 (accepted or duplicate) or 503."""
     try:
@@ -236,18 +261,7 @@ def github_webhook_handler(
         if payload is _BAD_SIGNATURE:
             logger.info(LOG_REJECTED, delivery_id, BAD_SIGNATURE)
             return _error(401, BAD_SIGNATURE)
-        if not isinstance(payload, dict):
-            logger.info(LOG_REJECTED, delivery_id, NOT_A_JSON_OBJECT)
-            return _error(400, NOT_A_JSON_OBJECT)
-        delivery = Delivery(
-            delivery_id=delivery_id,
-            source="github",
-            event=event,
-            payload=body,
-            subject=_subject(subject_of, event, delivery_id, payload),
-            received_at=clock(),
-        )
-        return await _store(inbox, delivery)
+        return await _accept(inbox, "github", event, delivery_id, body, payload, subject_of, clock)
 
     return handle
 
@@ -319,18 +333,9 @@ def buildkite_webhook_handler(
         if payload is _BAD_SIGNATURE:
             logger.info(LOG_REJECTED, shown_id, rejection)
             return _error(401, rejection)
-        if not isinstance(payload, dict):
-            logger.info(LOG_REJECTED, delivery_id, NOT_A_JSON_OBJECT)
-            return _error(400, NOT_A_JSON_OBJECT)
-        delivery = Delivery(
-            delivery_id=delivery_id,
-            source="buildkite",
-            event=event,
-            payload=body,
-            subject=_subject(subject_of, event, delivery_id, payload),
-            received_at=clock(),
+        return await _accept(
+            inbox, "buildkite", event, delivery_id, body, payload, subject_of, clock
         )
-        return await _store(inbox, delivery)
 
     return handle
 
