@@ -393,6 +393,23 @@ async def on_new_head(ctx: LandingContext, number: int) -> str:
         return await _void(ctx, number, state, head, pull)
 
 
+async def on_changes_requested(ctx: LandingContext, number: int, login: str) -> str:
+    """A reviewer asked for changes: an approval the bot was landing on no longer stands."""
+    async with ctx.locks.hold(pr_lock(ctx.repo, number)):
+        state = await _load(ctx, number)
+        old = state.approved_head
+        if old is None:
+            return "not approved for landing"
+        state.approved_head = None
+        if state.auto_merge_for == old:
+            state.auto_merge_for = None
+            await _disable_auto_merge(ctx, number, await _pull(ctx, number))
+        await _save(ctx, number, state)
+        body = landing_text.STOPPED_FOR_CHANGES.format(login=login, approved7=old[:7])
+        await changes.comment(ctx.gh, ctx.repo, number, body)
+        return f"changes requested by {login}: landing of {old[:7]} stopped"
+
+
 async def _void(
     ctx: LandingContext, number: int, state: LandingState, head: str, pull: Mapping[str, Any]
 ) -> str:

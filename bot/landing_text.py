@@ -68,3 +68,9 @@ def failing_rows(rows: Iterable[Mapping[str, Any]]) -> str:
         )
         for row in rows
     )
+
+
+STOPPED_FOR_CHANGES = (
+    "Landing stopped: @{login} requested changes after `{approved7}` was approved. "
+    "Approve the PR again to land it."
+)

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 router = routing.Router()
 
 APPROVED = "approved"
+CHANGES_REQUESTED = "changes_requested"
 SUCCESS = "success"
 
 
@@ -63,11 +64,17 @@ def _bump_pull(event: sansio.Event, services: Services) -> tuple[Repo, dict[str,
 @router.register("pull_request_review", action="submitted")
 async def on_review(event: sansio.Event, services: Services) -> None:
     found = _bump_pull(event, services)
-    if found is None or field(event.data, "review.state").lower() != APPROVED:
+    state = field(event.data, "review.state").lower()
+    if found is None or state not in (APPROVED, CHANGES_REQUESTED):
         return
     repo, pull = found
     ctx = await _context(services, repo)
     if ctx is None:
+        return
+    if state == CHANGES_REQUESTED:
+        number, login = int(pull["number"]), field(event.data, "review.user.login")
+        outcome = await landing.on_changes_requested(ctx, number, login)
+        log.info("%s#%d: %s", repo.full_name, number, outcome)
         return
     commit_id = event.data["review"].get("commit_id")
     approval = Approval(

@@ -318,3 +318,22 @@ async def test_a_new_upstream_commit_after_approval_needs_re_approval(env: Harne
 
     await approve(env, pull, MAINTAINER)  # re-approved at the new head: lands
     assert current(env, number)["merged"] is True
+
+
+async def test_changes_requested_after_approval_stops_the_landing(env: Harness) -> None:
+    pull = await open_bump(env, auto_merge=True)
+    number, head = int(pull["number"]), str(pull["head"]["sha"])
+    env.sandbox.require_checks(DOWNSTREAM, "main", [CI])
+    env.sandbox.set_status(DOWNSTREAM, head, "pending", context=CI)
+    await env.settle()
+    await approve(env, pull, MAINTAINER)
+    assert current(env, number)["auto_merge"] is not None
+
+    await approve(env, pull, MAINTAINER, state="CHANGES_REQUESTED")
+
+    assert current(env, number)["auto_merge"] is None
+    [body] = bodies(env, number)
+    assert body.startswith(f"Landing stopped: @{MAINTAINER} requested changes")
+    env.sandbox.set_status(DOWNSTREAM, head, "success", context=CI)
+    await env.settle()
+    assert current(env, number)["merged"] is False
