@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import bump_text, landing_text
+from bot import bump, bump_text, landing_text
 from bot.bump import pin_key
 from bot.demo import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
 from bot.landing_rules import LANDING_KIND
+from bot.reconcile import enqueue_tick
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.github_state import Label
 from bot.sandbox.harness import Harness
@@ -337,3 +338,39 @@ async def test_changes_requested_after_approval_stops_the_landing(env: Harness) 
     env.sandbox.set_status(DOWNSTREAM, head, "success", context=CI)
     await env.settle()
     assert current(env, number)["merged"] is False
+
+
+async def test_no_new_bump_of_a_pin_during_the_cooldown_after_landing(env: Harness) -> None:
+    pull = await open_bump(env, auto_merge=True)
+    head = str(pull["head"]["sha"])
+    env.sandbox.require_checks(DOWNSTREAM, "main", [CI])
+    env.sandbox.set_status(DOWNSTREAM, head, "pending", context=CI)
+    await env.settle()
+    await approve(env, pull, MAINTAINER)
+    env.sandbox.set_status(DOWNSTREAM, head, "success", context=CI)
+    await env.settle()
+    assert current(env, int(pull["number"]))["merged"] is True
+
+    await env.sandbox.push_commit(UPSTREAM, {"csrc/b.cu": "// b\n"}, "Next change (#172)")
+    await env.settle()
+    open_bumps = [
+        p for p in env.sandbox.pulls(DOWNSTREAM, state="open") if p["head"]["ref"] == BRANCH
+    ]
+    assert open_bumps == []
+    state = await env.running.services.store.get_state(bump.STATE_KIND, pin_key(DOWNSTREAM, PIN))
+    assert state is not None
+    assert state["last_result"] == bump.Outcome.COOLDOWN
+
+    # ten minutes later (the landing record says so), the next tick rolls again
+    store = env.running.services.store
+    doc = await store.get_state(LANDING_KIND, pin_key(DOWNSTREAM, PIN))
+    assert doc is not None
+    await store.put_state(
+        LANDING_KIND, pin_key(DOWNSTREAM, PIN), {**doc, "landed_at": doc["landed_at"] - 601}
+    )
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 5000.0, 300.0)
+    await env.settle()
+    assert (
+        len([p for p in env.sandbox.pulls(DOWNSTREAM, state="open") if p["head"]["ref"] == BRANCH])
+        == 1
+    )

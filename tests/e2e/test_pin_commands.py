@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bot import bump, bump_text
 from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.sandbox.harness import Harness
@@ -60,13 +62,24 @@ async def test_pause_stops_changes_and_resume_catches_up(env: Harness) -> None:
     assert f"GIT_TAG {newer}" in (env.sandbox.read_file(DOWNSTREAM, BRANCH, PIN_FILE) or "")
 
 
-async def test_pin_commands_need_write_access(env: Harness) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "@bot pause flash-attention",
+        "@bot resume flash-attention",
+        "@bot bump flash-attention",
+        "@bot recreate",
+    ],
+)
+async def test_pin_commands_need_write_access(env: Harness, command: str) -> None:
     number = await setup(env)
+    head = env.sandbox.head(DOWNSTREAM, BRANCH)
     env.sandbox.reset_log()
-    reply = await say(env, number, READER, "@bot pause flash-attention")
-    assert reply.startswith("@reader I did not run `@bot pause flash-attention`")
+    reply = await say(env, number, READER, command)
+    assert reply.startswith(f"@reader I did not run `{command}`")
     assert "write access" in reply
     assert [w for w in writes(env) if "/comments" not in w and "/reactions" not in w] == []
+    assert env.sandbox.head(DOWNSTREAM, BRANCH) == head
 
 
 async def test_bump_to_a_chosen_commit_and_back_to_head_when_upstream_moves(
