@@ -1,13 +1,7 @@
-"""Buildkite webhook deliveries from the stand-in: signed or token-authenticated, in order.
-
-Written apart from the GitHub sender (whose headers, signature and contract
-check are GitHub's); the queue-and-worker shape is the same.
-"""
+"""Buildkite webhook deliveries from the stand-in: signed or token-authenticated, in order."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import hmac
 import json
@@ -18,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+
+from bot.sandbox.webhook_queue import OrderedWebhooks
 
 log = logging.getLogger(__name__)
 
@@ -41,50 +37,15 @@ def signature_header(token: str, timestamp: int, body: bytes) -> str:
     return f"timestamp={timestamp},signature={digest.hexdigest()}"
 
 
-class BuildkiteWebhooks:
-    """One queue, one worker: deliveries leave in the order the stand-in emitted them."""
+class BuildkiteWebhooks(OrderedWebhooks):
+    """Deliveries leave in the order the stand-in emitted them."""
 
     def __init__(self, token: str, signature_mode: bool, clock: Callable[[], float]) -> None:
+        super().__init__("sandbox-buildkite-webhooks")
         self.token = token
         self.signature_mode = signature_mode
         self.clock = clock
-        self.url: str | None = None
         self.deliveries: list[RecordedDelivery] = []
-        self._session: aiohttp.ClientSession | None = None
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
-        self._worker: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._session = aiohttp.ClientSession()
-        self._worker = asyncio.create_task(self._drain(), name="sandbox-buildkite-webhooks")
-
-    async def close(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-            self._worker = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def enqueue(self, event: str, payload: dict[str, Any]) -> None:
-        """Queue an event; dropped when no webhook is configured (as Buildkite would)."""
-        if self.url is not None:
-            self._queue.put_nowait((event, payload))
-
-    async def flush(self) -> None:
-        await self._queue.join()
-
-    async def _drain(self) -> None:
-        while True:
-            event, payload = await self._queue.get()
-            try:
-                await self.deliver(event, payload)
-            except Exception:  # the worker must survive one bad delivery
-                log.exception("sandbox buildkite webhook worker failed on %s", event)
-            finally:
-                self._queue.task_done()
 
     def headers_for(self, event: str, body: bytes) -> dict[str, str]:
         headers = {

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import hmac
 import json
@@ -14,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
+
+from bot.sandbox.webhook_queue import OrderedWebhooks
 
 if TYPE_CHECKING:
     from bot.sandbox.contract import Contract
@@ -48,7 +48,7 @@ def sign(secret: str, body: bytes) -> dict[str, str]:
     }
 
 
-class WebhookSender:
+class WebhookSender(OrderedWebhooks):
     def __init__(
         self,
         secret: str,
@@ -56,50 +56,15 @@ class WebhookSender:
         strict: bool,
         violations: list[str],
     ) -> None:
+        super().__init__("sandbox-webhooks")
         self.secret = secret
-        self.url: str | None = None
         self.deliveries: list[RecordedDelivery] = []
         self._contract = contract
         self._strict = strict
         self._violations = violations
-        self._session: aiohttp.ClientSession | None = None
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
-        self._worker: asyncio.Task[None] | None = None
 
-    def start(self) -> None:
-        self._session = aiohttp.ClientSession()
-        self._worker = asyncio.create_task(self._drain(), name="sandbox-webhooks")
-
-    async def close(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-            self._worker = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def enqueue(self, event: str, payload: dict[str, Any]) -> None:
-        """Queue an event the server emits by itself; dropped when nobody listens."""
-        if self.url is None:
-            return
-        self._queue.put_nowait((event, payload))
-
-    async def flush(self) -> None:
-        await self._queue.join()
-
-    async def _drain(self) -> None:
-        while True:
-            event, payload = await self._queue.get()
-            try:
-                await self.deliver(event, payload)
-            except WebhookViolation:
-                pass  # already recorded in violations; keep the queue moving
-            except Exception:  # the worker must survive one bad delivery
-                log.exception("sandbox webhook worker failed on %s", event)
-            finally:
-                self._queue.task_done()
+    def expected_failure(self, exc: Exception) -> bool:
+        return isinstance(exc, WebhookViolation)  # already recorded in violations
 
     def check(self, event: str, payload: Mapping[str, Any]) -> None:
         if self._contract is None:
