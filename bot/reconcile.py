@@ -12,12 +12,18 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from bot.inbox import Inbox
 from bot.store import Delivery
 from bot.subjects import RECONCILE_EVENT, github_subject
 
 log = logging.getLogger(__name__)
+
+
+class Submitter(Protocol):
+    """What a tick needs of the inbox."""
+
+    async def submit(self, delivery: Delivery) -> bool: ...
 
 
 def reconcile_delivery(repository: str, now: float, interval: float) -> Delivery:
@@ -34,7 +40,7 @@ def reconcile_delivery(repository: str, now: float, interval: float) -> Delivery
 
 
 async def enqueue_tick(
-    inbox: Inbox, repositories: Sequence[str], now: float, interval: float
+    inbox: Submitter, repositories: Sequence[str], now: float, interval: float
 ) -> int:
     """Enqueue one tick; returns how many deliveries were new."""
     added = 0
@@ -45,7 +51,7 @@ async def enqueue_tick(
 
 
 async def reconcile_forever(
-    inbox: Inbox,
+    inbox: Submitter,
     repositories: Sequence[str],
     interval: float,
     clock: Callable[[], float],
