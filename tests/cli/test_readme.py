@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from bot.repo_config import parse_repo_config
 from bot.settings import env_table_markdown
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -25,3 +27,15 @@ def test_readme_quick_start_is_the_two_make_targets_ci_runs() -> None:
     assert commands == ["make demo", "make test"]
     ci = (README.parent / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_readme_config_example_is_valid() -> None:
+    text = README.read_text()
+    section = text[text.index("### The repository") :]
+    match = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert match is not None
+    config = parse_repo_config(match.group(1))
+    assert [pin.name for pin in config.pins] == ["flash-attention"]
+    assert config.allowlist is not None
+    assert config.landing is not None
+    assert config.retry.max_failed_jobs == 8
