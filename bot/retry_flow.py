@@ -122,24 +122,28 @@ async def _run_locked(ctx: RetryContext, request: RetryRequest) -> str:
     refusal = await _permission_refusal(ctx, request, pull)
     if refusal is not None:
         return await _refuse(ctx, request, refusal)
-    found = await _pr_build(ctx, head, request.pr)
-    if found is None:
+    builds = await pr_builds(ctx, head, request.pr)
+    if not builds:
         return await _refuse(ctx, request, retry_text.REFUSE_NO_BUILD.format(head7=head[:7]))
-    failed = hard_failures(found.build)
+    failed = [(found, job) for found in builds for job in hard_failures(found.build)]
     if request.forced:
-        return await _force(ctx, request, found, failed, head)
+        return await _force(ctx, request, builds, failed)
     limit = ctx.config.retry.max_failed_jobs
     if len(failed) > limit:
         note = retry_text.TOO_MANY_FAILED.format(count=len(failed), limit=limit)
-        await _sticky(ctx, request, found, rows=[], note=note)
+        await _sticky(ctx, request, builds, rows=[], note=note)
         return f"{len(failed)} failed jobs: retried nothing"
-    decided = await classify_failures(ctx, found, failed, head)
+    decided = []
+    for found in builds:
+        jobs = [job for owner, job in failed if owner is found]
+        verdicts = await classify_failures(ctx, found, jobs, head) if jobs else []
+        decided += [(found, job, verdict) for job, verdict in verdicts]
     now_head = str((await _pull(ctx, request.pr))["head"]["sha"])
     if now_head != head:
         reason = retry_text.REFUSE_HEAD_MOVED.format(old7=head[:7], new7=now_head[:7])
         return await _refuse(ctx, request, reason)
-    rows = [await _act(ctx, request, found, job, verdict) for job, verdict in decided]
-    await _sticky(ctx, request, found, rows=rows)
+    rows = [await _act(ctx, request, found, job, verdict) for found, job, verdict in decided]
+    await _sticky(ctx, request, builds, rows=rows)
     retried = sum(1 for row in rows if row.get("new_job_id"))
     return f"{retried} of {len(rows)} failed jobs retried"
 
@@ -168,20 +172,18 @@ async def _permission_refusal(
     return None if decision.allowed else decision.reason
 
 
-async def _pr_build(ctx: RetryContext, head: str, number: int) -> FoundBuild | None:
-    """The newest build of ``head`` that belongs to this PR, across the configured pipelines."""
+async def pr_builds(ctx: RetryContext, head: str, number: int) -> list[FoundBuild]:
+    """In each configured pipeline, the newest build of ``head`` that belongs to this PR."""
     assert ctx.config.buildkite is not None
     org = ctx.config.buildkite.organization
-    candidates = []
+    found = []
     for pipeline in ctx.config.buildkite.pipelines:
         for build in await ctx.bk.builds(org, pipeline, commit=head, per_page=10):
             pull_request = build.get("pull_request") or {}
             if str(pull_request.get("id")) == str(number):
-                candidates.append(FoundBuild(org, pipeline, build))
+                found.append(FoundBuild(org, pipeline, build))
                 break
-    if not candidates:
-        return None
-    return max(candidates, key=lambda found: str(found.build.get("created_at") or ""))
+    return found
 
 
 async def classify_failures(
@@ -327,19 +329,20 @@ async def _retry(
 async def _force(
     ctx: RetryContext,
     request: RetryRequest,
-    found: FoundBuild,
-    failed: Sequence[dict[str, Any]],
-    head: str,
+    builds: Sequence[FoundBuild],
+    failed: Sequence[tuple[FoundBuild, dict[str, Any]]],
 ) -> str:
     step = request.command.args[0] if request.command.args else None
     if step is None:
         return await _refuse(ctx, request, retry_text.REFUSE_FORCE_NEEDS_STEP)
     if not request.reason:
         return await _refuse(ctx, request, retry_text.REFUSE_FORCE_NEEDS_REASON)
-    job = next((j for j in failed if j.get("step_key") == step), None)
-    if job is None:
-        reason = retry_text.REFUSE_FORCE_UNKNOWN_STEP.format(step=step, build=found.number)
+    match = next(((found, job) for found, job in failed if job.get("step_key") == step), None)
+    if match is None:
+        numbers = ", ".join(f"#{found.number}" for found in builds)
+        reason = retry_text.REFUSE_FORCE_UNKNOWN_STEP.format(step=step, build=numbers)
         return await _refuse(ctx, request, reason)
+    found, job = match
     row: dict[str, Any] = {
         "job_id": str(job["id"]),
         "name": str(job.get("name") or step),
@@ -353,14 +356,14 @@ async def _force(
     step_key = f"{found.key}/{step}"
     count = int((await ctx.store.get_state(STEP_KIND, step_key) or {}).get("count", 0))
     row = await _retry(ctx, request, found, row, step_key, count, forced=True)
-    await _sticky(ctx, request, found, rows=[row], merge=True)
+    await _sticky(ctx, request, builds, rows=[row], merge=True)
     return f"forced retry of {step}"
 
 
 async def _sticky(
     ctx: RetryContext,
     request: RetryRequest,
-    found: FoundBuild,
+    builds: Sequence[FoundBuild],
     *,
     rows: list[dict[str, Any]],
     note: str | None = None,
@@ -369,14 +372,16 @@ async def _sticky(
     """Write the PR's one retry comment (created once, then edited in place)."""
     key = f"{ctx.repo.full_name}#{request.pr}"
     doc = dict(await ctx.store.get_state(STICKY_KIND, key) or {})
-    if merge and doc.get("build") == found.key:
+    shown = [
+        {"pipeline": f.pipeline, "number": f.number, "url": str(f.build.get("web_url") or "")}
+        for f in builds
+    ]
+    if merge and doc.get("builds") == shown:
         known = {row["job_id"]: row for row in doc.get("rows") or []}
         known.update({row["job_id"]: row for row in rows})
         rows = list(known.values())
     doc.update(
-        build=found.key,
-        build_url=str(found.build.get("web_url") or ""),
-        build_number=found.number,
+        builds=shown,
         requested_by=request.login,
         reason=request.reason,
         command_url=request.comment_url,
@@ -390,8 +395,7 @@ async def write_sticky(
     gh: GitHubAPI, store: Store, repo: Repo, pr: int, doc: dict[str, Any]
 ) -> None:
     body = retry_text.sticky_body(
-        build_url=doc["build_url"],
-        build_number=int(doc["build_number"]),
+        builds=doc.get("builds") or [],
         requested_by=doc["requested_by"],
         reason=doc.get("reason"),
         command_url=doc["command_url"],

@@ -50,8 +50,7 @@ def _cell(text: str) -> str:
 
 def sticky_body(
     *,
-    build_url: str,
-    build_number: int,
+    builds: Sequence[Mapping[str, Any]],
     requested_by: str,
     reason: str | None,
     command_url: str,
@@ -62,8 +61,9 @@ def sticky_body(
     asked = f"Asked by @{requested_by} ([comment]({command_url}))"
     if reason:
         asked += f", reason: {_cell(reason)}"
+    shown = ", ".join(f"[{b['pipeline']} #{b['number']}]({b['url']})" for b in builds)
     lines = [
-        f"### `retry-flaky` on [build #{build_number}]({build_url})",
+        f"### `retry-flaky` on {shown}",
         "",
         asked + ".",
         "",

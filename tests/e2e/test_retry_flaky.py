@@ -346,3 +346,39 @@ async def test_help_and_unknown_commands_get_the_help_text(ci_env: Harness) -> N
         r for r in env.sandbox.requests if r.operation_id == "reactions/create-for-issue-comment"
     ]
     assert len(reactions) == 1
+
+
+async def test_the_newest_pr_build_of_each_configured_pipeline_is_covered(
+    ci_env: Harness,
+) -> None:
+    env = ci_env
+    seed(
+        env,
+        config=RETRY_CONFIG.replace(f"pipelines: [{PIPELINE}]", f"pipelines: [{PIPELINE}, amd]"),
+    )
+    env.ci.add_pipeline(PIPELINE, repository=REPO_URL)
+    env.ci.add_pipeline("amd", repository=REPO_URL)
+    env.sandbox.set_permission(DOWNSTREAM, MAINTAINER, "maintain")
+    head = env.sandbox.commit(
+        DOWNSTREAM, {"vllm/model.py": "x = 1\n"}, "Add a model", branch="feature"
+    )
+    number = int(
+        env.sandbox.open_pull(DOWNSTREAM, head="feature", title="t", by=CONTRIBUTOR)["number"]
+    )
+    pull_request = {"id": str(number), "base": "main", "repository": REPO_URL}
+    env.ci.create_build(
+        PIPELINE, commit=head, branch="feature", jobs=[INFRA], pull_request=pull_request
+    )
+    amd_job = JobSpec("rocm-a", "ROCm test A", state="failed", exit_status=-1, log=b"")
+    env.ci.create_build(
+        "amd", commit=head, branch="feature", jobs=[amd_job], pull_request=pull_request
+    )
+    await env.start()
+
+    await ask(env, number, MAINTAINER)
+
+    assert len(retried(env)) == 2
+    body = sticky(env, number)
+    assert f"[{PIPELINE} #1]" in body
+    assert "[amd #1]" in body
+    assert "| infra |" in row(body, "ROCm test A")
