@@ -15,7 +15,7 @@ expected head, and a newer head voids the approval with one comment.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,15 +266,16 @@ async def _advance(
         return "landing of this head was left to humans"
     if state.auto_merge_for != head and await _allows_auto_merge(ctx):
         await _enable_auto_merge(ctx, number, state, pull)
-    found = None
+    builds: list[FoundBuild] = []
     if ctx.config.buildkite is not None and ctx.bk is not None:
-        found = await head_build(ctx.bk, ctx.config.buildkite, number, head)
-    if found is not None and found.build.get("state") == FAILED:
+        builds = await head_builds(ctx.bk, ctx.config.buildkite, number, head)
+    failed = next((found for found in builds if found.build.get("state") == FAILED), None)
+    if failed is not None:
         # Failed before this call (e.g. before the approval): act on it now, not never.
-        return await _failed_build(ctx, number, state, pull, found)
+        return await _failed_build(ctx, number, state, pull, failed)
     if state.auto_merge_for == head:
         return f"auto-merge enabled for {head[:7]}; GitHub merges when the required checks pass"
-    waiting = await _not_green(ctx, head, found)
+    waiting = await _not_green(ctx, head, builds)
     if waiting is not None:
         return f"waiting: {waiting}"
     return await _merge(ctx, number, state, head)
@@ -305,7 +306,7 @@ async def _enable_auto_merge(
     await _save(ctx, number, state)
 
 
-async def _not_green(ctx: LandingContext, head: str, found: FoundBuild | None) -> str | None:
+async def _not_green(ctx: LandingContext, head: str, builds: Sequence[FoundBuild]) -> str | None:
     """Why ``head`` is not ready to merge yet, or None when it is."""
     status = await ctx.gh.getitem(
         "/repos/{owner}/{repo}/commits/{ref}/status", url_vars=ctx.repo.vars(ref=head)
@@ -315,17 +316,19 @@ async def _not_green(ctx: LandingContext, head: str, found: FoundBuild | None) -
         return f"combined status of {head[:7]} is {status.get('state')}"
     if ctx.config.buildkite is None or ctx.bk is None:
         return None
-    if found is None:
+    if not builds:
         return f"no Buildkite build of {head[:7]} yet"
-    if found.build.get("state") != PASSED:
-        return f"Buildkite build #{found.number} is {found.build.get('state')}"
+    for found in builds:
+        if found.build.get("state") != PASSED:
+            return f"Buildkite {found.pipeline} #{found.number} is {found.build.get('state')}"
     return None
 
 
-async def head_build(
+async def head_builds(
     bk: BuildkiteClient, where: BuildkiteConfig, number: int, head: str
-) -> FoundBuild | None:
-    """The newest Buildkite build of ``head`` for this PR (or its branch), across pipelines."""
+) -> list[FoundBuild]:
+    """In each pipeline, the newest Buildkite build of ``head`` for this PR (or its branch):
+    landing waits for all of them."""
     org = where.organization
     found = []
     for pipeline in where.pipelines:
@@ -336,9 +339,7 @@ async def head_build(
             ).startswith(bump_text.BRANCH_PREFIX):
                 found.append(FoundBuild(org, pipeline, build))
                 break
-    if not found:
-        return None
-    return max(found, key=lambda item: str(item.build.get("created_at") or ""))
+    return found
 
 
 async def _merge(ctx: LandingContext, number: int, state: LandingState, head: str) -> str:

@@ -374,3 +374,33 @@ async def test_no_new_bump_of_a_pin_during_the_cooldown_after_landing(env: Harne
         len([p for p in env.sandbox.pulls(DOWNSTREAM, state="open") if p["head"]["ref"] == BRANCH])
         == 1
     )
+
+
+async def test_landing_waits_for_every_configured_pipeline(ci_env: Harness) -> None:
+    env = ci_env
+    two = f"buildkite: {{organization: vllm, pipelines: [{PIPELINE}, amd]}}\n"
+    env.ci.add_pipeline("amd", repository=REPO_URL)
+    pull = await open_bump(env, config=CONFIG + LANDING + two)
+    number = int(pull["number"])
+    head = str(pull["head"]["sha"])
+    pull_request = {"id": str(number), "base": "main", "repository": REPO_URL}
+    amd = env.ci.create_build(
+        "amd",
+        commit=head,
+        branch=BRANCH,
+        jobs=[PASSING],
+        pull_request=pull_request,
+        state="running",
+    )
+    await approve(env, pull, MAINTAINER)
+    await finished_build(env, pull, PASSING)  # ci passed; amd still running
+    assert merges(env) == []
+    assert current(env, number)["merged"] is False
+
+    env.ci.create_build(
+        "amd", commit=head, branch=BRANCH, jobs=[PASSING], pull_request=pull_request
+    )
+    await env.ci.finish_build("amd", int(amd["number"]) + 1)
+    await env.settle()
+    assert merges(env) == [200]
+    assert current(env, number)["merged"] is True
