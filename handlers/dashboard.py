@@ -25,6 +25,9 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     gh = await services.github.repo_client(repo.full_name)
     # A broken config is exactly what the dashboard must show, so it renders anyway.
     config = await bump.load_config(gh, services.store, services.blocking, repo)
+    broken = await services.store.get_state(bump.CONFIG_STATE_KIND, repo.full_name)
+    if config is None and broken is None:
+        return  # no .github/followup-bot.yml: the repository has not opted in
     handle = config.handle if config is not None else DEFAULT_HANDLE
     async with services.locks.hold(f"{repo.full_name}#dashboard"):
         data = await collect(services.store, repo.full_name, config, now=services.clock())

@@ -64,3 +64,10 @@ async def test_config_errors_appear_on_the_dashboard(env: Harness) -> None:
     await tick(env, 1000.0)
     [dashboard] = dashboards(env)
     assert "unknown key 'upstreem'" in dashboard["body"]
+
+
+async def test_no_dashboard_where_the_bot_is_not_configured(env: Harness) -> None:
+    env.sandbox.create_repo(DOWNSTREAM, files={"README.md": "x\n"}, installation_id=3)
+    await env.start()
+    await tick(env, 1000.0)
+    assert dashboards(env) == []
