@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +18,11 @@ from aiohttp import web
 
 from bot.github import GitHubApp
 
+from ..scripted_server import Handler, ScriptedServer
+
 APP_ID = "4242"
 
 MakeApp = Callable[..., GitHubApp]
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class FakeClock:
@@ -73,70 +74,40 @@ def answers(*scripted: Answer) -> Handler:
     return handler
 
 
-@dataclass(frozen=True)
-class SeenRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-
-
-class FakeGitHub:
+class FakeGitHub(ScriptedServer):
     """Mints installation tokens, answers installation lookups, dispatches scripted routes."""
 
     def __init__(self, clock: FakeClock, public_key: str) -> None:
+        super().__init__()
         self.clock = clock
         self.public_key = public_key
-        self.requests: list[SeenRequest] = []
-        self.routes: dict[tuple[str, str], Handler] = {}
         self.installations: dict[str, int] = {}
         self.valid_tokens: set[str] = set()
         self.token_lifetime = 3600.0
         self.token_failures = 0  # answer 500 to this many token requests first
-        self._gates: list[asyncio.Event] = []
         self._serial = itertools.count(1)
-        self.app = web.Application()
-        self.app.router.add_route("*", "/{path:.*}", self._dispatch)
-
-    def route(self, method: str, path: str, handler: Handler) -> None:
-        self.routes[method, path] = handler
-
-    def hang(self, method: str, path: str) -> None:
-        """Make ``path`` never answer (until the test ends)."""
-        gate = asyncio.Event()
-        self._gates.append(gate)
-
-        async def handler(request: web.Request) -> web.StreamResponse:
-            await gate.wait()
-            return web.json_response({})
-
-        self.route(method, path, handler)
-
-    def release(self) -> None:
-        for gate in self._gates:
-            gate.set()
-
-    def seen(self, method: str, path: str) -> list[SeenRequest]:
-        return [r for r in self.requests if r.method == method and r.path == path]
 
     def token_posts(self, installation_id: int) -> int:
         return len(self.seen("POST", f"/app/installations/{installation_id}/access_tokens"))
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        headers = {key.lower(): value for key, value in request.headers.items()}
-        self.requests.append(SeenRequest(request.method, request.path, headers))
+    def path_of(self, request: web.Request) -> str:
+        return request.path  # decoded: GitHub routes are scripted by their plain paths
+
+    async def handle(
+        self, request: web.Request, path: str, headers: dict[str, str]
+    ) -> web.StreamResponse:
         auth = headers.get("authorization", "")
-        if request.path.startswith("/app/") or request.path.endswith("/installation"):
+        if path.startswith("/app/") or path.endswith("/installation"):
             if not self._valid_app_jwt(auth):
                 return web.json_response(
                     {"message": "A JSON web token could not be decoded"}, status=401
                 )
             return await self._app_endpoint(request)
-        handler = self.routes.get((request.method, request.path))
-        if handler is None:
-            return web.json_response({"message": "Not Found"}, status=404)
-        if auth.removeprefix("token ") not in self.valid_tokens:
+        if (request.method, path) in self.routes and (
+            auth.removeprefix("token ") not in self.valid_tokens
+        ):
             return web.json_response({"message": "Bad credentials"}, status=401)
-        return await handler(request)
+        return await super().handle(request, path, headers)
 
     def _valid_app_jwt(self, auth: str) -> bool:
         scheme, _, token = auth.partition(" ")
