@@ -662,19 +662,7 @@ class GitHubSandbox:
         if bucket_key is not None and counted:
             self.auth.bucket(bucket_key).used += 1
         response = self._respond(reply, bucket_key)
-        self.requests.append(
-            RecordedRequest(
-                method,
-                raw_path,
-                query,
-                operation_id,
-                reply.status,
-                started,
-                time.monotonic(),
-                conditional,
-                body,
-            )
-        )
+        self.record_request(request, operation_id, reply.status, started, body, query=query)
         return response
 
     def _authenticate(
@@ -735,19 +723,7 @@ class GitHubSandbox:
             reply = Reply(403, error_body(SECONDARY_LIMIT_MESSAGE, 403))
         reply.headers.update(headers)
         response = self._respond(reply, bucket_key)
-        self.requests.append(
-            RecordedRequest(
-                request.method,
-                request.raw_path.partition("?")[0],
-                query,
-                operation_id,
-                reply.status,
-                started,
-                time.monotonic(),
-                conditional,
-                body,
-            )
-        )
+        self.record_request(request, operation_id, reply.status, started, body, query=query)
         return response
 
     def _checked(self, method: str, raw_path: str, reply: Reply) -> Reply:
@@ -804,16 +780,18 @@ class GitHubSandbox:
     def record_request(
         self,
         request: web.Request,
-        operation_id: str,
+        operation_id: str | None,
         status: int,
         started: float,
         body: object | None,
+        *,
+        query: Query | None = None,
     ) -> None:
         self.requests.append(
             RecordedRequest(
                 request.method,
                 request.raw_path.partition("?")[0],
-                {},
+                query or {},
                 operation_id,
                 status,
                 started,
