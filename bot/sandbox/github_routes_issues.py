@@ -194,13 +194,7 @@ class IssueRoutes:
 
     async def create_comment(self, call: Call) -> Reply:
         repo, issue = self._issue(call)
-        body = call.field("body")
-        if not isinstance(body, str) or not body:
-            raise ApiError(
-                422,
-                VALIDATION_FAILED,
-                [{"resource": "IssueComment", "field": "body", "code": "missing_field"}],
-            )
+        body = _comment_body(call)
         comment = self.sb.add_comment(repo, issue, self.sb.bot_user, body)
         self._emit_comment("created", repo, comment)
         json = self.sb.json.comment(repo, comment)
@@ -215,13 +209,7 @@ class IssueRoutes:
 
     async def update_comment(self, call: Call) -> Reply:
         repo, comment = self._comment(call)
-        body = call.field("body")
-        if not isinstance(body, str) or not body:
-            raise ApiError(
-                422,
-                VALIDATION_FAILED,
-                [{"resource": "IssueComment", "field": "body", "code": "missing_field"}],
-            )
+        body = _comment_body(call)
         if body != comment.body:
             previous = comment.body
             comment.body, comment.updated_at = body, self.sb.clock()
@@ -296,3 +284,15 @@ class IssueRoutes:
         }
         search = {"limit": 30, "remaining": 30, "reset": bucket.reset, "used": 0}
         return Reply(200, {"resources": {"core": core, "search": search}, "rate": core})
+
+
+def _comment_body(call: Call) -> str:
+    """The comment body a create or update carries; 422 like GitHub when it is missing."""
+    body = call.field("body")
+    if not isinstance(body, str) or not body:
+        raise ApiError(
+            422,
+            VALIDATION_FAILED,
+            [{"resource": "IssueComment", "field": "body", "code": "missing_field"}],
+        )
+    return body
