@@ -24,21 +24,22 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import allowlist_text, bump, bump_text, changes
+from bot import allowlist_text, bump, bump_text, changes, effects
 from bot.abi import AuditResult, propose_pattern, render_table
 from bot.abi_log import PASSED, AuditEvidence, parse_audit_log
 from bot.allowlist_commit import AllowlistFile, Edit, plan_edit
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient
 from bot.changes import Repo
+from bot.errors import TransientError
 from bot.locks import KeyedLocks
 from bot.repo_config import AllowlistConfig, PinConfig
 from bot.store import Store
 
 log = logging.getLogger(__name__)
 
-COMMENT_KIND = "allowlist-comment"
 STALE_STATE_KIND = "allowlist-stale"
+ERROR_BUMP_UNFINISHED = "the bump of {pin} is unfinished; the allowlist follow-up waits for it"
 
 
 @dataclass(frozen=True)
@@ -103,16 +104,10 @@ def next_prunes(
     return result
 
 
-async def _comment_once(ctx: FlowContext, number: int, key: str, body: str) -> bool:
+async def _comment_once(ctx: FlowContext, number: int, key: str, body: str) -> None:
     """Comment unless this evidence was already commented on this PR."""
-    doc_key = f"{ctx.repo.full_name}#{number}#{key}"
-    if await ctx.store.get_state(COMMENT_KIND, doc_key) is not None:
-        return False
-    # Recorded first: a crash after the call at worst loses a comment, never doubles it.
-    await ctx.store.put_state(COMMENT_KIND, doc_key, {"pr": number})
     marker = allowlist_text.MARKER_EVIDENCE.format(job=key)
-    await changes.comment(ctx.gh, ctx.repo, number, f"{body}\n\n{marker}")
-    return True
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
 
 
 async def _unexpected_comment(ctx: FlowContext, number: int, run: AuditRun, skip: set[str]) -> None:
@@ -141,6 +136,14 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
         head = await _branch_head(ctx, branch)
         if head is None or head.sha != run.commit:
             return "evidence is not for the bump branch's head"
+        if state.intent is not None:
+            # The bump's own rerun finishes it (same lock, its delivery is retried);
+            # a prune commit on top now would hide the head it is looking for.
+            raise TransientError(ERROR_BUMP_UNFINISHED.format(pin=pin.name))
+        if head.sha == state.pending:
+            # Our prune commit reached the branch but the run stopped before
+            # recording it: it is ours, not a human's.
+            state.head, state.pending = head.sha, None
         number = state.pr or await _open_pull_number(ctx, branch)
         if number is None:
             return "no open bump PR"

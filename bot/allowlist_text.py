@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from bot import neutralise
+
 STALE_BRANCH = "followup-bot/allowlist"
 STALE_TITLE = "Remove stale torch ABI allowlist entries"
 MARKER_EVIDENCE = "<!-- followup-bot:allowlist-evidence job={job} -->"
@@ -55,20 +57,58 @@ closes it when the entries are gone.
 
 
 def describe_changes(remove: Sequence[str], replace: Mapping[str, Sequence[str]]) -> str:
-    lines = [f"- remove `{pattern}`" for pattern in remove]
+    """The edit as a list, for PR bodies, comments and commit messages alike.
+
+    Patterns are others' text (library names from a build log), hence code spans that
+    nothing inside can close, and defused.
+    """
+    lines = [f"- remove {code(pattern)}" for pattern in remove]
     for pattern, narrower in replace.items():
-        listed = ", ".join(f"`{p}`" for p in narrower)
-        lines.append(f"- narrow `{pattern}` to {listed}")
+        lines.append(f"- narrow {code(pattern)} to {codes(narrower)}")
     return "\n".join(lines)
 
 
+def code(item: str) -> str:
+    """One pattern or library name as a code span."""
+    return neutralise.code(item)
+
+
+def codes(items: Sequence[str]) -> str:
+    """Patterns or library names as a comma-separated list of code spans."""
+    return ", ".join(code(item) for item in items)
+
+
+def code_list(items: Sequence[str]) -> str:
+    """Patterns or library names as a Markdown list of code spans."""
+    return "\n".join(f"- {code(item)}" for item in items)
+
+
 def evidence_block(job_url: str | None, lines: Sequence[str], table: str | None = None) -> str:
+    """Log lines and the audit table as code blocks their text cannot close."""
     source = f"[audit job]({job_url})" if job_url else "the bot's own audit of the wheel"
-    block = f"From {source}:\n\n```\n" + "\n".join(lines) + "\n```"
+    block = f"From {source}:\n\n" + neutralise.code_block("\n".join(lines))
     if table:
-        block += "\n\nPer allowlist entry:\n\n```\n" + table.rstrip() + "\n```"
+        block += "\n\nPer allowlist entry:\n\n" + neutralise.code_block(table.rstrip())
     return block
 
 
 def allowlist_lines(patterns: Sequence[str]) -> str:
-    return "\n".join(f'    "{pattern}",' for pattern in patterns)
+    """Entries to paste into the allowlist tuple, each a valid Python string literal
+    whatever the pattern holds (a quote in it cannot end the string and add code).
+
+    Defused first, so a joiner the defusing adds shows as a visible ``\\u2060``.
+    """
+    return "\n".join(f"    {python_string(neutralise.defuse(p))}," for p in patterns)
+
+
+def python_string(text: str) -> str:
+    """``text`` as a double-quoted Python string literal, printable characters only."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(char.encode("unicode_escape").decode("ascii"))
+    return '"' + "".join(out) + '"'

@@ -29,6 +29,7 @@ from bot.github import GitHubApp
 from bot.inbox import Inbox
 from bot.locks import KeyedLocks
 from bot.reconcile import reconcile_forever
+from bot.retention import start_retention, stop_retention
 from bot.services import Services
 from bot.settings import Settings
 from bot.store import Store
@@ -73,7 +74,7 @@ def create_app(
         blocking = BlockingRunner(max_workers=4)
         timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
         session = aiohttp.ClientSession(timeout=timeout)
-        store: Store = SQLiteStore(settings.database, blocking)
+        store: Store = SQLiteStore(settings.database, blocking, clock=clock)
         await store.open()
         github = GitHubApp(
             session,
@@ -107,6 +108,7 @@ def create_app(
             backoff_base=backoff_base,
             clock=clock,
         )
+        services.followups.attach(inbox)
         app[SERVICES] = services
         app[INBOX] = inbox
         app[GITHUB_VIEW] = github_webhook_handler(
@@ -114,6 +116,7 @@ def create_app(
         )
         app[BUILDKITE_VIEW] = _buildkite_view(settings, inbox, clock)
         await inbox.start()
+        retention = start_retention(store, settings.retention_days, clock)
         ticker = None
         if settings.reconcile_interval > 0 and settings.repositories:
             ticker = asyncio.create_task(
@@ -123,6 +126,7 @@ def create_app(
         try:
             yield
         finally:
+            await stop_retention(retention)
             if ticker is not None:
                 ticker.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

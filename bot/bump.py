@@ -4,6 +4,14 @@
 the PR on the deterministic branch) and makes only the writes needed to reach
 the desired state. A push webhook and a reconcile tick both just call it, so a
 missed webhook is healed by the next tick and a redelivery writes nothing.
+
+A bump is several writes (commit, ref, PR). Before the ref moves, the bot
+records its *intent*: the commit it built and what for. A rerun after a crash
+or a lost answer finds the intent, recognises the branch head as its own, and
+finishes the remaining writes with the same commit instead of building
+another, so it never pushes twice nor takes its own PR for a human's. Whose a
+head is that the bot does not remember is read from the commit itself: the
+bot's trailer for this pin and the bot as committer.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import bump_text, changes
+from bot import bump_text, changes, effects
 from bot.allowlist_commit import AllowlistFile
 from bot.blocking import BlockingRunner
 from bot.changes import BranchHead, FileEdit, Repo
@@ -46,6 +54,8 @@ REPO_STATE_KIND = "repo"
 PAUSE_KIND = "pause"
 LANDED_KIND = "landing"  # per pin: {"landed_at": epoch seconds}, written when a bump lands
 MAX_PUSHES_PER_TARGET = 3  # like AutoRoll: at most 3 changes to the same revision
+DEFAULT_BOT_LOGIN = "followup-bot[bot]"
+NOREPLY_DOMAIN = "users.noreply.github.com"
 
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
 REASON_NO_PIN_FILE = "{file} does not exist on {base}"
@@ -104,6 +114,8 @@ class PinState(StateDoc):
     # allowlist follow-ups this bump carries: pattern → narrower patterns ([] = delete)
     prunes: dict[str, list[str]] = field(default_factory=dict)
     closed_comment_for: int | None = None
+    # Write-ahead record of a bump in progress: {sha, target, source, base, pushed}.
+    intent: dict[str, Any] | None = None
     last_result: str = ""
     last_failure: str | None = None
 
@@ -118,6 +130,7 @@ class RepoContext:
     config: RepoConfig
     base: BranchHead
     clock: Callable[[], float]
+    bot_login: str = DEFAULT_BOT_LOGIN
 
 
 async def load_config(
@@ -149,6 +162,7 @@ async def sync_repo(
     clock: Callable[[], float],
     select: PinSelector = lambda _pin: True,
     refresh: bool = False,
+    bot_login: str = DEFAULT_BOT_LOGIN,
 ) -> list[PinResult]:
     """Bring every selected pin of ``full_name`` to its desired state.
 
@@ -165,7 +179,7 @@ async def sync_repo(
     pins = [pin for pin in config.pins if select(pin)]
     if not pins:
         return []
-    ctx = RepoContext(gh, store, locks, blocking, repo, config, base, clock)
+    ctx = RepoContext(gh, store, locks, blocking, repo, config, base, clock, bot_login)
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 
 
@@ -272,6 +286,7 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) ->
     if (
         owner == target
         and state.source == facts.pinned
+        and state.intent is None
         and not await _conflicted(ctx, state, open_pr)
     ):
         return PinResult(pin.name, Outcome.UNCHANGED, f"already at {target[:7]}", _number(open_pr))
@@ -280,7 +295,7 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) ->
         detail = f"#{newest['number']} was closed without merging for {target[:7]}"
         return PinResult(pin.name, Outcome.SKIPPED, detail, int(newest["number"]))
     pushes = int((state.extra.get("pushes") or {}).get(target, 0))
-    if pushes >= MAX_PUSHES_PER_TARGET:
+    if pushes >= MAX_PUSHES_PER_TARGET and _resumable(state, target, facts, ctx.base) is None:
         detail = REASON_THROTTLED.format(count=pushes, target7=target[:7])
         return PinResult(pin.name, Outcome.THROTTLED, detail, _number(open_pr))
     if ctx.clock() < await _cooldown_ends(ctx, pin):
@@ -359,25 +374,70 @@ async def _bump(
         commits=bump_text.parse_compare_commits(comparison.get("commits") or []),
         compare_url=str(comparison["html_url"]),
     )
-    sha = await _commit(ctx, pin, state, new_text, text_out.commit_message)
-    # Record the commit before moving the ref, so a crash between the two is not
-    # later mistaken for a human push.
-    state.pending = sha
-    pushes = dict(state.extra.get("pushes") or {})
-    pushes[target] = int(pushes.get(target, 0)) + 1
-    state.extra["pushes"], state.extra["base"] = pushes, ctx.base.sha
-    await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
+    key = pin_key(ctx.repo.full_name, pin.name)
     branch = bump_text.bump_branch(pin.name)
-    await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=open_pr is not None)
-    state.head, state.pending, state.target, state.source = sha, None, target, facts.pinned
+    intent = _resumable(state, target, facts, ctx.base)
+    resumed = intent is not None
+    if intent is None:
+        sha = await _commit(ctx, pin, state, new_text, text_out.commit_message)
+        intent = {
+            "sha": sha,
+            "target": target,
+            "source": facts.pinned,
+            "base": ctx.base.sha,
+            "pushed": False,
+        }
+        # Recorded before the ref moves: a rerun finishes with this very commit.
+        state.intent, state.extra["base"] = intent, ctx.base.sha
+        await ctx.store.put_state(STATE_KIND, key, state.dump())
+    sha = str(intent["sha"])
+    await _move_branch(ctx, branch, sha, open_pr, resumed=resumed)
+    if not intent["pushed"]:
+        # Counted once the push is confirmed, so failed attempts never throttle a pin.
+        pushes = dict(state.extra.get("pushes") or {})
+        pushes[target] = int(pushes.get(target, 0)) + 1
+        state.extra["pushes"], intent["pushed"] = pushes, True
+        await ctx.store.put_state(STATE_KIND, key, state.dump())
     if open_pr is not None:
+        number = int(open_pr["number"])
         await changes.update_pull(
-            ctx.gh, ctx.repo, int(open_pr["number"]), title=text_out.title, body=text_out.body
+            ctx.gh, ctx.repo, number, title=text_out.title, body=text_out.body
         )
-        return PinResult(pin.name, Outcome.UPDATED, text_out.title, int(open_pr["number"]))
-    number = await _open_pull(ctx, branch, text_out)
-    state.pr, state.human_push_notified = number, False
-    return PinResult(pin.name, Outcome.CREATED, text_out.title, number)
+        outcome = Outcome.UPDATED
+    else:
+        number = await _open_pull(ctx, branch, text_out, sha)
+        state.human_push_notified = False
+        outcome = Outcome.CREATED
+    state.head, state.target, state.source, state.pr = sha, target, facts.pinned, number
+    state.pending, state.intent = None, None
+    return PinResult(pin.name, outcome, text_out.title, number)
+
+
+def _resumable(
+    state: PinState, target: str, facts: PinFacts, base: BranchHead
+) -> dict[str, Any] | None:
+    """The unfinished bump to finish rather than rebuild: same target, pin and base."""
+    intent = state.intent
+    if intent is None or intent.get("target") != target or intent.get("source") != facts.pinned:
+        return None
+    if intent.get("base") != base.sha or not isinstance(intent.get("sha"), str):
+        return None
+    return intent
+
+
+async def _move_branch(
+    ctx: RepoContext, branch: str, sha: str, open_pr: Mapping[str, Any] | None, *, resumed: bool
+) -> None:
+    """Point the bump branch at ``sha`` unless it is there already (a rerun's case)."""
+    if open_pr is not None:
+        if str(open_pr["head"]["sha"]) != sha:
+            await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=True)
+        return
+    # Only a resumed bump may have moved the branch already; a fresh one just
+    # creates it (force_branch handles a leftover branch).
+    current = await changes.ref_sha(ctx.gh, ctx.repo, branch) if resumed else None
+    if current != sha:
+        await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=current is not None)
 
 
 async def _commit(
@@ -448,17 +508,36 @@ async def _ownership(
     if open_pr is None:
         return None
     pr_head = str(open_pr["head"]["sha"])
+    intent = state.intent or {}
+    if pr_head == intent.get("sha"):
+        return str(intent["target"])  # a bump in progress: finished by _bump
     if pr_head in {state.head, state.pending}:
         return state.target
-    if state.head is not None:
-        return None  # the bot remembers a different head: somebody else pushed
-    # Nothing remembered (a new store): trust the bot's own commit trailers.
-    trailers = bump_text.commit_trailers(await changes.commit_message(ctx.gh, ctx.repo, pr_head))
+    # A head the bot does not remember (a new store, a crash, a human push): the
+    # commit itself says whose it is.
+    commit = await changes.git_commit(ctx.gh, ctx.repo, pr_head)
+    trailers = bump_text.commit_trailers(str(commit.get("message") or ""))
     if trailers.get(bump_text.TRAILER_PIN) != pin.name:
         return None
+    if not is_bot_identity(commit.get("committer"), ctx.bot_login):
+        return None  # the bot's message, but amended or rebuilt by a human
     state.head, state.target = pr_head, trailers.get(bump_text.TRAILER_TARGET)
     state.source = trailers.get(bump_text.TRAILER_FROM)
     return state.target
+
+
+def is_bot_identity(person: object, bot_login: str) -> bool:
+    """Whether a git author/committer is the App's bot account.
+
+    Commits the App makes through the Git Data API are attributed to its bot
+    user: named after its login, with GitHub's no-reply address for it.
+    """
+    if not isinstance(person, Mapping):
+        return False
+    email = str(person.get("email") or "").lower()
+    local, _, domain = email.partition("@")
+    login = bot_login.lower()
+    return domain == NOREPLY_DOMAIN and (local == login or local.endswith("+" + login))
 
 
 def _closed_by_human_for(pr: Mapping[str, Any], head: str, state: PinState) -> bool:
@@ -475,17 +554,11 @@ async def _human_owned(
 ) -> PinResult:
     number = int(open_pr["number"])
     if not state.human_push_notified or state.pr != number:
-        body = bump_text.COMMENT_HUMAN_PUSH.format(
-            branch=branch, head7=str(open_pr["head"]["sha"])[:7]
-        )
+        head = str(open_pr["head"]["sha"])
+        body = bump_text.COMMENT_HUMAN_PUSH.format(branch=branch, head7=head[:7])
+        marker = bump_text.MARKER_HUMAN_PUSH.format(pin=pin.name, head=head)
+        await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
         state.human_push_notified, state.pr = True, number
-        await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
-        await changes.comment(
-            ctx.gh,
-            ctx.repo,
-            number,
-            f"{body}\n\n{bump_text.MARKER_HUMAN_PUSH.format(pin=pin.name)}",
-        )
     return PinResult(pin.name, Outcome.HUMAN_OWNED, "not force-pushing a human's branch", number)
 
 
@@ -507,30 +580,40 @@ async def _close_not_needed(
     if await _ownership(ctx, pin, state, open_pr) is None and state.head is not None:
         # A human owns the branch; closing their PR is their call, not ours.
         return PinResult(pin.name, outcome, "pin current; human-owned PR left open", number)
-    if state.closed_comment_for != number:
-        body = bump_text.COMMENT_ALREADY_CURRENT.format(
-            file=pin.file,
-            dependency=pin.dependency,
-            value7=pinned[:7],
-            relation=bump_text.RELATION_CURRENT if current else bump_text.RELATION_AHEAD,
-            upstream=pin.upstream,
-            branch=pin.branch,
-            head7=head[:7],
-        )
-        state.closed_comment_for = number
-        await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
-        marker = bump_text.MARKER_ALREADY_CURRENT.format(pin=pin.name)
-        await changes.comment(ctx.gh, ctx.repo, number, f"{body}\n\n{marker}")
-    await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
+    body = bump_text.COMMENT_ALREADY_CURRENT.format(
+        file=pin.file,
+        dependency=pin.dependency,
+        value7=pinned[:7],
+        relation=bump_text.RELATION_CURRENT if current else bump_text.RELATION_AHEAD,
+        upstream=pin.upstream,
+        branch=pin.branch,
+        head7=head[:7],
+    )
+    marker = bump_text.MARKER_ALREADY_CURRENT.format(pin=pin.name)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    state.closed_comment_for, state.intent = number, None
+    # Recorded before the close: a crash after it must not read as a human's close.
     state.extra["closed_by_bot"] = number
+    await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
+    await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
     return PinResult(pin.name, Outcome.CLOSED, f"pin {pinned[:7]} needs no bump", number)
 
 
-async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText) -> int:
-    try:
+async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText, sha: str) -> int:
+    async def create() -> int:
         pull = await changes.create_pull(
             ctx.gh, ctx.repo, title=text.title, body=text.body, head=branch, base=ctx.base.name
         )
+        return int(pull["number"])
+
+    async def find() -> int | None:
+        # A lost answer may hide a PR GitHub did open: the branch says.
+        pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
+        mine = (pr for pr in pulls if pr["state"] == "open" and pr["head"]["sha"] == sha)
+        return next((int(pr["number"]) for pr in mine), None)
+
+    try:
+        return await effects.look_after_failure(create, find)
     except gidgethub.BadRequest as exc:
         # 422: a PR for this head appeared since we listed (a concurrent run or a
         # delayed listing); update that one rather than failing or duplicating.
@@ -543,4 +626,3 @@ async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText) ->
         number = int(existing["number"])
         await changes.update_pull(ctx.gh, ctx.repo, number, title=text.title, body=text.body)
         return number
-    return int(pull["number"])

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot import neutralise
+
 MAX_LISTED_COMMITS = 50
 BRANCH_PREFIX = "followup-bot/bump/"
 TRAILER_PIN = "Followup-Bot-Pin"
@@ -43,7 +45,7 @@ COMMENT_HUMAN_PUSH = (
     "longer force-push this branch. The PR is yours now; close it to let the bot start "
     "a fresh bump when upstream moves."
 )
-MARKER_HUMAN_PUSH = "<!-- followup-bot:human-push pin={pin} -->"
+MARKER_HUMAN_PUSH = "<!-- followup-bot:human-push pin={pin} head={head} -->"
 MARKER_ALREADY_CURRENT = "<!-- followup-bot:already-current pin={pin} -->"
 
 
@@ -104,7 +106,6 @@ def repo_web_url(commit_html_url: str) -> str:
 
 
 _PR_SUFFIX = re.compile(r"\s*\(#(?P<number>\d+)\)\s*$")
-_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 
 
 def _subject_line(commit: UpstreamCommit) -> str:
@@ -117,9 +118,9 @@ def _subject_line(commit: UpstreamCommit) -> str:
         number = match.group("number")
         subject = subject[: match.start()]
         link = f"[#{number}]({repo_web_url(commit.html_url)}/pull/{number})"
-    # Upstream authors should not be pinged by every downstream bump.
-    subject = _MENTION.sub("@\N{ZERO WIDTH SPACE}", subject)
-    return f"- {commit.date} · {commit.author} · {subject} ({link})"
+    # Upstream text must not ping, reference, close or inject anything downstream.
+    author, subject = neutralise.inline(commit.author), neutralise.inline(subject)
+    return f"- {commit.date} · {author} · {subject} ({link})"
 
 
 def render(
@@ -156,7 +157,7 @@ def render(
             MARKER.format(pin=pin, target=new),
         ]
     )
-    plain = [f"- {c.date} {c.subject} ({short(c.sha)})" for c in listed]
+    plain = [f"- {c.date} {neutralise.commit_line(c.subject)} ({short(c.sha)})" for c in listed]
     if count > len(listed):
         plain.append(f"- ... and {count - len(listed)} more")
     message = "\n\n".join(

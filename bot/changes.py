@@ -12,6 +12,7 @@ import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import gidgethub
 from gidgethub.abc import GitHubAPI
@@ -21,6 +22,7 @@ from bot.errors import PermanentError
 FILE_MODE = "100644"
 ERROR_NOT_A_FILE = "{repo}: {path} at {ref} is not a regular file"
 ERROR_TOO_LARGE = "{repo}: {path} at {ref} is too large for the contents API"
+ERROR_NOT_A_PATH = "refusing to put {path!r} in a URL: it has an empty, '.' or '..' name"
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,27 @@ class FileEdit:
     content: bytes
 
 
+def url_path(path: str) -> str:
+    """``path`` as URL path segments, for a ``{+var}`` template expansion.
+
+    Each '/'-separated name is percent-encoded on its own (``?``, ``#``, ``%``, ``&``,
+    spaces and non-ASCII become data, never query, fragment or an escape of ours) and
+    the '/' between names is kept: GitHub reads a file path and ``heads/<branch>`` as
+    segments. Reserved expansion keeps ``%XX`` as written, so nothing is encoded twice.
+    Empty, '.' and '..' names are refused: HTTP clients fold them (even as ``%2E%2E``)
+    into another endpoint before the request leaves.
+    """
+    names = path.split("/")
+    if any(name in ("", ".", "..") for name in names):
+        raise PermanentError(ERROR_NOT_A_PATH.format(path=path))
+    return "/".join(quote(name, safe="") for name in names)
+
+
+def _heads(branch: str) -> str:
+    """The ``git/ref(s)/{+ref}`` value of a branch."""
+    return url_path(f"heads/{branch}")
+
+
 async def default_branch(gh: GitHubAPI, repo: Repo) -> str:
     data = await gh.getitem("/repos/{owner}/{repo}", url_vars=repo.vars())
     return str(data["default_branch"])
@@ -64,7 +87,7 @@ async def default_branch(gh: GitHubAPI, repo: Repo) -> str:
 async def branch_head(gh: GitHubAPI, repo: Repo, branch: str) -> BranchHead:
     """The branch's head commit and its tree, in one call (repos/get-branch)."""
     data = await gh.getitem(
-        "/repos/{owner}/{repo}/branches/{branch}", url_vars=repo.vars(branch=branch)
+        "/repos/{owner}/{repo}/branches/{+branch}", url_vars=repo.vars(branch=url_path(branch))
     )
     commit = data["commit"]
     return BranchHead(name=branch, sha=commit["sha"], tree=commit["commit"]["tree"]["sha"])
@@ -80,7 +103,7 @@ async def ref_sha(gh: GitHubAPI, repo: Repo, branch: str) -> str | None:
     """A branch's head sha, or None when the branch does not exist."""
     try:
         data = await gh.getitem(
-            "/repos/{owner}/{repo}/git/ref/{ref}", url_vars=repo.vars(ref=f"heads/{branch}")
+            "/repos/{owner}/{repo}/git/ref/{+ref}", url_vars=repo.vars(ref=_heads(branch))
         )
     except gidgethub.BadRequest as exc:
         if int(exc.status_code) == 404:
@@ -94,7 +117,7 @@ async def read_file(gh: GitHubAPI, repo: Repo, path: str, ref: str | None) -> by
     try:
         data = await gh.getitem(
             "/repos/{owner}/{repo}/contents/{+path}{?ref}",
-            url_vars=repo.vars(path=path, **({"ref": ref} if ref else {})),
+            url_vars=repo.vars(path=url_path(path), **({"ref": ref} if ref else {})),
         )
     except gidgethub.BadRequest as exc:
         if int(exc.status_code) == 404:
@@ -165,8 +188,8 @@ async def force_branch(gh: GitHubAPI, repo: Repo, branch: str, sha: str, *, exis
             if int(exc.status_code) != 422:
                 raise
     await gh.patch(
-        "/repos/{owner}/{repo}/git/refs/{ref}",
-        url_vars=repo.vars(ref=f"heads/{branch}"),
+        "/repos/{owner}/{repo}/git/refs/{+ref}",
+        url_vars=repo.vars(ref=_heads(branch)),
         data={"sha": sha, "force": True},
     )
 
@@ -175,8 +198,8 @@ async def advance_branch(gh: GitHubAPI, repo: Repo, branch: str, sha: str) -> No
     """Move ``branch`` forward to ``sha``; GitHub refuses (422) if that is not a fast-forward,
     so a commit someone pushed meanwhile is never overwritten."""
     await gh.patch(
-        "/repos/{owner}/{repo}/git/refs/{ref}",
-        url_vars=repo.vars(ref=f"heads/{branch}"),
+        "/repos/{owner}/{repo}/git/refs/{+ref}",
+        url_vars=repo.vars(ref=_heads(branch)),
         data={"sha": sha, "force": False},
     )
 
@@ -224,6 +247,9 @@ async def comment(gh: GitHubAPI, repo: Repo, number: int, body: str) -> int:
     return int(created["id"])
 
 
-async def commit_message(gh: GitHubAPI, repo: Repo, sha: str) -> str:
-    data = await gh.getitem("/repos/{owner}/{repo}/git/commits/{sha}", url_vars=repo.vars(sha=sha))
-    return str(data["message"])
+async def git_commit(gh: GitHubAPI, repo: Repo, sha: str) -> dict[str, Any]:
+    """A commit as the Git Data API shows it: message, author, committer, tree, parents."""
+    data: dict[str, Any] = await gh.getitem(
+        "/repos/{owner}/{repo}/git/commits/{sha}", url_vars=repo.vars(sha=sha)
+    )
+    return data

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot import neutralise
 from bot.report import flaky_report
 
 DASHBOARD_TITLE = "followup-bot dashboard"
@@ -85,11 +86,12 @@ class RetryRow:
     at: float
 
     def as_record(self) -> dict[str, Any]:
-        """The fields ``bot.report.flaky_report`` reads."""
+        """The fields ``bot.report.flaky_report`` reads; it puts the text ones in table
+        cells as they are, so they are neutralised here (they come from Buildkite)."""
         return {
-            "step_key": self.step,
-            "class": self.job_class,
-            "rule": self.rule,
+            "step_key": _cell(self.step),
+            "class": _cell(self.job_class) if self.job_class else None,
+            "rule": _cell(self.rule) if self.rule else None,
             "outcome": self.outcome,
         }
 
@@ -109,7 +111,7 @@ def render(data: DashboardData, *, handle: str) -> str:
     parts: list[str] = [INTRO.format(handle=handle)]
     if data.config_errors:
         errors = "\n".join(data.config_errors)
-        parts += [HEADING_CONFIG_ERRORS, CONFIG_ERRORS_NOTE, f"```text\n{errors}\n```"]
+        parts += [HEADING_CONFIG_ERRORS, CONFIG_ERRORS_NOTE, neutralise.code_block(errors, "text")]
     parts += [HEADING_PINS, _pins(data.pins)]
     parts += [HEADING_ALLOWLIST, _entries(data.entries)]
     parts += [HEADING_RETRIES, _retries(data.retries[:RECENT_RETRIES])]
@@ -193,14 +195,14 @@ def _sha(sha: str | None) -> str:
 
 
 def _code(text: str) -> str:
-    # A backtick would end the code span early; a quote reads the same in a pattern.
-    plain = _cell(text.replace("`", "'"))
-    return f"`{plain}`"
+    # A quote reads the same as a backtick in a pattern, and keeps the span one backtick.
+    return neutralise.code(text.replace("`", "'"), table=True)
 
 
 def _cell(text: str) -> str:
-    """Text safe inside a table cell: a pipe would split it, a newline would end the row."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text safe inside a table cell (a pipe would split it, a newline would end the
+    row), and inert: it may come from Buildkite, a log or a comment."""
+    return neutralise.inline(text)
 
 
 def _row(cells: Sequence[str]) -> str:

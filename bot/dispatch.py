@@ -3,6 +3,11 @@
 One handler's failure is logged and makes the delivery fail (so the inbox
 retries it), but it never stops the other handlers; handlers that already
 succeeded are remembered in the store and skipped on the retry.
+
+Routing is bound to the delivery's source (``bot.sources``): an event name is
+only heard from the source whose secret signed it. A permanent failure (a bad
+payload, say) is one log line: its reason is the whole story, and a traceback
+would only bury it.
 """
 
 from __future__ import annotations
@@ -16,12 +21,16 @@ from gidgethub import routing, sansio
 
 from bot.errors import PermanentError, TransientError, is_transient, retry_after
 from bot.services import Services
+from bot.sources import REFUSED_EVENT, routed_event
 from bot.store import Delivery
 
 log = logging.getLogger(__name__)
 
 ERROR_NOT_JSON = "delivery body is not a JSON object"
 ERROR_HANDLERS_FAILED = "{count} handler(s) failed: {details}"
+LOG_PERMANENT = "handler %s gave up on delivery %s: %s"
+LOG_TRANSIENT = "handler %s will retry delivery %s: %s: %s"
+LOG_FAILED = "handler %s failed on delivery %s"
 
 Dispatcher = Callable[[Delivery], Awaitable[None]]
 Handler = Callable[..., Awaitable[Any]]
@@ -41,27 +50,41 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
             raise PermanentError(ERROR_NOT_JSON) from exc
         if not isinstance(data, dict):
             raise PermanentError(ERROR_NOT_JSON)
-        event = sansio.Event(data, event=delivery.event, delivery_id=delivery.delivery_id)
+        name = routed_event(delivery.source, delivery.event)
+        if name is None:
+            raise PermanentError(REFUSED_EVENT.format(source=delivery.source, event=delivery.event))
+        event = sansio.Event(data, event=name, delivery_id=delivery.delivery_id)
         handlers = sorted(router.fetch(event), key=handler_name)
         if not handlers:
             return
         done = await services.store.handlers_done(delivery.delivery_id)
         failures: list[tuple[str, BaseException]] = []
         for handler in handlers:
-            name = handler_name(handler)
-            if name in done:
+            handler_id = handler_name(handler)
+            if handler_id in done:
                 continue
             try:
                 await handler(event, services)
             except Exception as exc:  # isolate: one handler never stops the others
-                log.exception("handler %s failed on delivery %s", name, delivery.delivery_id)
-                failures.append((name, exc))
+                _log_failure(handler_id, delivery.delivery_id, exc)
+                failures.append((handler_id, exc))
             else:
-                await services.store.mark_handler_done(delivery.delivery_id, name)
+                await services.store.mark_handler_done(delivery.delivery_id, handler_id)
         if failures:
             raise _combined(failures)
 
     return dispatch
+
+
+def _log_failure(handler_id: str, delivery_id: str, exc: Exception) -> None:
+    # Expected failures (a bad payload, GitHub answering 502) are one line; only
+    # a failure nobody foresaw carries its traceback.
+    if isinstance(exc, PermanentError):
+        log.warning(LOG_PERMANENT, handler_id, delivery_id, exc)
+    elif is_transient(exc):
+        log.warning(LOG_TRANSIENT, handler_id, delivery_id, type(exc).__name__, exc)
+    else:
+        log.error(LOG_FAILED, handler_id, delivery_id, exc_info=exc)
 
 
 def _combined(failures: Sequence[tuple[str, BaseException]]) -> Exception:

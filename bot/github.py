@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
@@ -36,9 +37,26 @@ from bot.github_auth import (
 
 logger = logging.getLogger(__name__)
 
-# Methods a retry cannot turn into a second write. POST and PATCH are left out:
-# a 5xx does not prove the first attempt did nothing.
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
+# Requests a retry cannot turn into a second effect, retried in place on a 5xx:
+# reads; writes addressed by their content (a blob, tree or commit with the same
+# content is harmless twice: nothing points at the spare); writes that set a
+# state (a ref to a known sha, a PR's or comment's fields, labels added). A 5xx
+# does not prove the first attempt did nothing, so everything else (creating a
+# PR, a comment, an issue, a ref; merging) is left to its caller, which looks
+# for the effect before trying again (``bot.effects``).
+READ_METHODS = frozenset({"GET", "HEAD"})
+_RETRY_SAFE_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (method, re.compile(pattern))
+    for method, pattern in (
+        ("POST", r"/repos/[^/]+/[^/]+/git/(blobs|trees|commits)"),
+        ("POST", r"/repos/[^/]+/[^/]+/issues/[0-9]+/labels"),
+        ("PATCH", r"/repos/[^/]+/[^/]+/git/refs/.+"),
+        ("PATCH", r"/repos/[^/]+/[^/]+/(pulls|issues)/[0-9]+"),
+        ("PATCH", r"/repos/[^/]+/[^/]+/issues/comments/[0-9]+"),
+        ("PUT", r"/repos/[^/]+/[^/]+/issues/[0-9]+/labels"),
+        ("DELETE", r"/repos/[^/]+/[^/]+/issues/[0-9]+/labels/.+"),
+    )
+)
 
 # GitHub's advice for a rate-limit answer without retry-after or reset headers:
 # wait at least a minute, then back off exponentially.
@@ -108,6 +126,16 @@ def _rate_limit_wait(
     return None
 
 
+def retry_safe(method: str, url: str) -> bool:
+    """Whether repeating ``method url`` after an unknown outcome makes no second effect."""
+    if method in READ_METHODS:
+        return True
+    path = urllib.parse.urlsplit(url).path
+    # GitHub Enterprise serves the API under /api/v3; the patterns start at /repos.
+    path = path[path.find("/repos/") :] if "/repos/" in path else path
+    return any(m == method and p.fullmatch(path) for m, p in _RETRY_SAFE_WRITES)
+
+
 def retry_delay(
     policy: RequestPolicy, *, method: str, url: str, exc: gidgethub.HTTPException, attempt: int
 ) -> float | None:
@@ -123,7 +151,7 @@ def retry_delay(
             message = RATE_LIMITED.format(method=method, url=url, retry_after=retry_after)
             raise TransientError(message, retry_after=retry_after) from exc
         return sleep_for
-    if exc.status_code >= 500 and method in IDEMPOTENT_METHODS and attempt <= policy.max_retries:
+    if exc.status_code >= 500 and retry_safe(method, url) and attempt <= policy.max_retries:
         return min(SERVER_ERROR_BACKOFF * 2.0 ** (attempt - 1), SERVER_ERROR_BACKOFF_CAP)
     return None
 

@@ -22,7 +22,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import bump, bump_text, changes, landing_text, retry_flow
+from bot import bump, bump_text, changes, effects, landing_text, retry_flow
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient, JobNotRetryable
 from bot.changes import Repo
@@ -48,7 +48,6 @@ from bot.store import Store
 
 log = logging.getLogger(__name__)
 
-REPLY_KIND = "landing-reply"  # one refusal per review id
 PASSED, FAILED = "passed", "failed"
 SUCCESS = "success"
 MERGE_NOT_ALLOWED = 405  # required checks or reviews not satisfied (yet)
@@ -218,14 +217,9 @@ async def _codeowners(ctx: LandingContext) -> list[OwnerRule]:
 async def _refuse_once(
     ctx: LandingContext, approval: Approval, reason: str, next_step: str
 ) -> None:
-    # Recorded first: at worst a refusal is lost after a crash, never posted twice.
-    key = f"{ctx.repo.full_name}#{approval.review_id}"
-    if await ctx.store.get_state(REPLY_KIND, key) is not None:
-        return
-    await ctx.store.put_state(REPLY_KIND, key, {"pr": approval.number, "reason": reason})
     body = landing_text.REFUSED.format(login=approval.login, reason=reason, next_step=next_step)
     marker = landing_text.MARKER_REFUSED.format(review=approval.review_id)
-    await changes.comment(ctx.gh, ctx.repo, approval.number, f"{body}\n\n{marker}")
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, approval.number, body, marker)
 
 
 async def _add_missing_labels(ctx: LandingContext, pull: Mapping[str, Any]) -> None:
@@ -407,7 +401,8 @@ async def on_changes_requested(ctx: LandingContext, number: int, login: str) -> 
             await _disable_auto_merge(ctx, number, await _pull(ctx, number))
         await _save(ctx, number, state)
         body = landing_text.STOPPED_FOR_CHANGES.format(login=login, approved7=old[:7])
-        await changes.comment(ctx.gh, ctx.repo, number, body)
+        marker = landing_text.MARKER_CHANGES.format(head=old)
+        await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
         return f"changes requested by {login}: landing of {old[:7]} stopped"
 
 
@@ -424,10 +419,11 @@ async def _void(
         await _save(ctx, number, state)
         return "approval void; re-approval already requested"
     state.reapproval_for = head
-    await _save(ctx, number, state)
     body = landing_text.REAPPROVAL_NEEDED.format(head7=head[:7], approved7=str(old or "?")[:7])
     marker = landing_text.MARKER_REAPPROVE.format(head=head)
-    await changes.comment(ctx.gh, ctx.repo, number, f"{body}\n\n{marker}")
+    # Posted before the state says so: a failed post is retried, not forgotten.
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    await _save(ctx, number, state)
     return f"approval of {str(old)[:7]} void at {head[:7]}: re-approval requested"
 
 
@@ -588,7 +584,6 @@ async def _stop(
     if state.auto_merge_for == head:
         state.auto_merge_for = None
         await _disable_auto_merge(ctx, number, pull)
-    await _save(ctx, number, state)
     body = template.format(
         build=found.number,
         build_url=str(found.build.get("web_url") or ""),
@@ -599,7 +594,9 @@ async def _stop(
         rows=landing_text.failing_rows(rows),
     )
     marker = landing_text.MARKER_STOPPED.format(head=head)
-    await changes.comment(ctx.gh, ctx.repo, number, f"{body}\n\n{marker}")
+    # Posted before the state says so: a failed post is retried, not forgotten.
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    await _save(ctx, number, state)
     return f"landing stopped at {head[:7]}: left to humans"
 
 

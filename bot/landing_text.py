@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from bot import neutralise
+
 # Hidden markers: which decision a comment belongs to, for humans reading the
 # raw text and for tests; idempotency itself lives in the store.
 MARKER_REFUSED = "<!-- followup-bot:landing-refused review={review} -->"
 MARKER_REAPPROVE = "<!-- followup-bot:landing-reapprove head={head} -->"
 MARKER_STOPPED = "<!-- followup-bot:landing-stopped head={head} -->"
+MARKER_CHANGES = "<!-- followup-bot:landing-changes-requested head={head} -->"
 
 REFUSED = (
     "Thanks for the review, @{login}. The bot will not land this PR on that approval: "
@@ -54,17 +57,19 @@ RETRY_REASON = "landing {head7}, attempt {attempt}"
 
 
 def code(items: Iterable[str]) -> str:
-    return ", ".join(f"`{item}`" for item in items)
+    """Paths or globs as code spans (a path in a PR can hold any character)."""
+    return ", ".join(neutralise.code(item) for item in items)
 
 
 def failing_rows(rows: Iterable[Mapping[str, Any]]) -> str:
-    """One line per failed job: its name, class and evidence."""
+    """One line per failed job: its name, class and evidence (Buildkite's label and
+    log text, so neutralised)."""
     return "\n".join(
         ROW.format(
-            name=row["name"],
+            name=neutralise.inline(str(row["name"])),
             url=row["url"],
-            failure_class=row["class"],
-            evidence=row["evidence"],
+            failure_class=neutralise.inline(str(row["class"])),
+            evidence=neutralise.inline(str(row["evidence"])),
         )
         for row in rows
     )

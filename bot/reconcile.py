@@ -14,8 +14,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from bot.sources import RECONCILE_EVENT
 from bot.store import Delivery
-from bot.subjects import RECONCILE_EVENT, github_subject
+from bot.subjects import github_subject
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ import datetime
 import difflib
 import keyword
 import re
+import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,21 @@ MSG_BAD_UPSTREAM = "expected 'owner/repo', got {value!r}"
 MSG_BAD_BRANCH = "invalid branch name {value!r}: {reason}"
 MSG_ABSOLUTE_PATH = "must be relative to the repository root, got {value!r}"
 MSG_PARENT_PATH = "must not contain '..', got {value!r}"
+# Paths from the config end up in GitHub API URLs (the contents API) and globs in PR
+# comments, so both are held to a small, URL-inert grammar (see docs/configuration.md).
+MAX_PATH_LENGTH = 255
+_PATH_NAMES = (
+    "names made of ASCII letters, digits, '.', '_', '-', '+' and '@', joined by single '/', "
+    f"none of them '.' or '..', at most {MAX_PATH_LENGTH} characters in all"
+)
+REPO_PATH_RULE = f"a file path is relative to the repository root: {_PATH_NAMES}"
+PATH_GLOB_RULE = (
+    f"a path glob is written like a file path ({_PATH_NAMES}) "
+    "and may also use '*', '?', '[', ']' and '!'"
+)
+MSG_PATH_CHARACTER = "must not contain {char}, got {value!r} ({rule})"
+MSG_PATH_NOT_NORMAL = "must not contain {what}, got {value!r} ({rule})"
+MSG_PATH_TOO_LONG = "must be at most {limit} characters long, got {length} ({rule})"
 MSG_BAD_DEPENDENCY = "invalid FetchContent name {value!r}: use letters, digits, '_', '.', '+', '-'"
 MSG_BAD_IDENTIFIER = "{value!r} is not a Python variable name"
 MSG_BAD_HANDLE = "invalid handle {value!r}: use letters, digits and '-'"
@@ -270,6 +286,9 @@ def _branch_mistake(value: str) -> str | None:
         return "it contains '..', '@{' or '//'"
     if value.startswith(("-", "/", ".")) or value.endswith(("/", ".", ".lock")):
         return "it starts with '-', '/' or '.', or ends with '/', '.' or '.lock'"
+    if any(part.startswith(".") or part.endswith(".lock") for part in value.split("/")):
+        # git refuses these too; '/./' would also fold away in the ref's API URL.
+        return "a part between '/' starts with '.' or ends with '.lock'"
     return None
 
 
@@ -280,18 +299,61 @@ def _check_branch(value: str) -> str:
     return value
 
 
-def _check_repo_path(value: str) -> str:
-    """A path (or glob) inside the repository, so the bot can never write outside it."""
+_PATH_CHARACTERS = frozenset(string.ascii_letters + string.digits + "._-+@/")
+_GLOB_CHARACTERS = _PATH_CHARACTERS | frozenset("*?[]!")
+
+
+def _describe_character(char: str) -> str:
+    """``'?' (U+003F)``: the code point tells a control character or a look-alike apart."""
+    return f"{char!r} (U+{ord(char):04X})"
+
+
+def _check_path_grammar(value: str, allowed: frozenset[str], rule: str) -> str:
+    """The grammar shared by file paths and path globs; ``rule`` goes into the message."""
     if not value.strip():
         raise _invalid("empty", MSG_EMPTY)
+    if len(value) > MAX_PATH_LENGTH:
+        raise _invalid(
+            "path", MSG_PATH_TOO_LONG, limit=MAX_PATH_LENGTH, length=len(value), rule=rule
+        )
     if value.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", value):
         raise _invalid("absolute_path", MSG_ABSOLUTE_PATH, value=value)
     if ".." in re.split(r"[/\\]", value):
         raise _invalid("parent_path", MSG_PARENT_PATH, value=value)
+    bad = next((char for char in value if char not in allowed), None)
+    if bad is not None:
+        char = _describe_character(bad)
+        raise _invalid("path", MSG_PATH_CHARACTER, char=char, value=value, rule=rule)
+    what = _not_normal(value.split("/"))
+    if what is not None:
+        raise _invalid("path", MSG_PATH_NOT_NORMAL, what=what, value=value, rule=rule)
     return value
 
 
+def _not_normal(names: list[str]) -> str | None:
+    """What keeps a path split at '/' from being in normal form, if anything."""
+    if "" in names[:-1]:
+        return "'//'"
+    if names[-1] == "":
+        return "a trailing '/'"
+    if "." in names:
+        return "a '.' name"
+    return None
+
+
+def _check_repo_path(value: str) -> str:
+    """A file in the repository: it is read through the contents API, so it must be inert
+    in a URL and can never point outside the repository."""
+    return _check_path_grammar(value, _PATH_CHARACTERS, REPO_PATH_RULE)
+
+
+def _check_path_glob(value: str) -> str:
+    """A glob over repository (or package) paths; never put into a URL, shown in comments."""
+    return _check_path_grammar(value, _GLOB_CHARACTERS, PATH_GLOB_RULE)
+
+
 def _check_glob(value: str) -> str:
+    """A glob over Buildkite step keys or labels (free text, not paths)."""
     if not value.strip():
         raise _invalid("empty", MSG_EMPTY)
     if value.startswith("/"):
@@ -388,6 +450,7 @@ PinName = Annotated[str, AfterValidator(_check_pin_name)]
 Upstream = Annotated[str, AfterValidator(_check_upstream)]
 Branch = Annotated[str, AfterValidator(_check_branch)]
 RepoPath = Annotated[str, AfterValidator(_check_repo_path)]
+PathGlob = Annotated[str, AfterValidator(_check_path_glob)]
 Glob = Annotated[str, AfterValidator(_check_glob)]
 Dependency = Annotated[str, AfterValidator(_check_dependency)]
 Identifier = Annotated[str, AfterValidator(_check_identifier)]
@@ -417,7 +480,7 @@ class _PinModel(_Section):
     branch: Branch = DEFAULT_BRANCH
     file: RepoPath
     dependency: Dependency
-    owns: list[Glob] = []
+    owns: list[PathGlob] = []
     paused: bool = False
 
 
@@ -438,7 +501,7 @@ class _BuildkiteModel(_Section):
 class _LandingModel(_Section):
     labels_on_approval: list[Label] = list(DEFAULT_LABELS_ON_APPROVAL)
     merge_method: MergeMethod = DEFAULT_MERGE_METHOD
-    paths: list[RepoPath] = list(DEFAULT_LANDING_PATHS)
+    paths: list[PathGlob] = list(DEFAULT_LANDING_PATHS)
     codeowners: bool = False
     cooldown_minutes: Minutes = DEFAULT_COOLDOWN_MINUTES
 

@@ -17,7 +17,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import changes, retry_text
+from bot import changes, effects, retry_text
 from bot.buildkite import BuildkiteClient, JobNotRetryable
 from bot.changes import Repo
 from bot.commands import Command
@@ -41,7 +41,6 @@ COMMAND_KIND = "retry-command"
 STICKY_KIND = "retry-pr"
 JOB_KIND = "retry-job"
 STEP_KIND = "retry-step"
-REPLY_KIND = "command-reply"
 LOG_TAIL_BYTES = 65536
 DAY = 86400.0
 
@@ -290,12 +289,25 @@ async def _retry(
     # Recorded before the call: after a crash, Buildkite's `retried` flag and this
     # record together say what happened, so the job is never retried twice.
     await ctx.store.put_state(STEP_KIND, step_key, {"count": count + 1})
+
+    async def find() -> dict[str, Any] | None:
+        return await retried_as(ctx.bk, found, job_id)
+
     try:
-        new = await ctx.bk.retry_job(found.org, found.pipeline, found.number, job_id)
+        # A lost answer (5xx, timeout) may hide a retry Buildkite did make.
+        new = await effects.look_after_failure(
+            lambda: ctx.bk.retry_job(found.org, found.pipeline, found.number, job_id), find
+        )
     except JobNotRetryable as exc:
-        await ctx.store.put_state(STEP_KIND, step_key, {"count": count})
-        row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=exc.message)
-        return row
+        existing = await find()  # "already retried": by an attempt of ours whose answer was lost?
+        if existing is None:
+            await ctx.store.put_state(STEP_KIND, step_key, {"count": count})
+            row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=exc.message)
+            return row
+        new = existing
+    except Exception:
+        await ctx.store.put_state(STEP_KIND, step_key, {"count": count})  # nothing happened
+        raise
     new_url = str(new.get("web_url") or "")
     row["new_job_id"] = str(new["id"])
     if forced:
@@ -324,6 +336,14 @@ async def _retry(
         },
     )
     return row
+
+
+async def retried_as(bk: BuildkiteClient, found: FoundBuild, job_id: str) -> dict[str, Any] | None:
+    """The job that retried ``job_id``, if Buildkite has one (``retried_in_job_id``)."""
+    build = await bk.build(found.org, found.pipeline, found.number, include_retried_jobs=True)
+    jobs = {str(job.get("id")): job for job in build.get("jobs") or [] if isinstance(job, dict)}
+    new_id = (jobs.get(job_id) or {}).get("retried_in_job_id")
+    return jobs.get(str(new_id)) if new_id else None
 
 
 async def _force(
@@ -407,7 +427,7 @@ async def write_sticky(
         return
     comment_id = doc.get("comment_id")
     if comment_id is None:
-        doc["comment_id"] = await changes.comment(gh, repo, pr, body)
+        doc["comment_id"] = await _create_sticky(gh, store, repo, pr, key, doc, body)
     else:
         try:
             await gh.patch(
@@ -420,7 +440,33 @@ async def write_sticky(
                 raise
             doc["comment_id"] = await changes.comment(gh, repo, pr, body)  # someone deleted it
     doc["body"] = body
+    doc.pop("creating", None)
     await store.put_state(STICKY_KIND, key, doc)
+
+
+async def _create_sticky(
+    gh: GitHubAPI, store: Store, repo: Repo, pr: int, key: str, doc: dict[str, Any], body: str
+) -> int:
+    """The sticky comment, created once: an earlier attempt that may have created it
+    (a crash, or an answer lost after GitHub applied it) is looked for by its marker."""
+    marker = retry_text.MARKER_STICKY
+
+    async def find() -> int | None:
+        return await effects.find_comment(gh, repo, pr, marker)
+
+    if doc.get("creating"):
+        found = await find()
+        if found is not None:
+            await gh.patch(  # it may carry an older body than this attempt's
+                "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+                url_vars=repo.vars(comment_id=str(found)),
+                data={"body": body},
+            )
+            return found
+    else:
+        doc["creating"] = True
+        await store.put_state(STICKY_KIND, key, doc)
+    return await effects.look_after_failure(lambda: changes.comment(gh, repo, pr, body), find)
 
 
 async def _refuse(ctx: RetryContext, request: RetryRequest, reason: str) -> str:
@@ -434,25 +480,21 @@ async def _refuse(ctx: RetryContext, request: RetryRequest, reason: str) -> str:
 async def reply_once(
     gh: GitHubAPI, store: Store, repo: Repo, pr: int, comment_id: int, body: str
 ) -> None:
-    """One reply per command comment (recorded first: at worst lost, never doubled)."""
-    key = f"{repo.full_name}#{comment_id}"
-    if await store.get_state(REPLY_KIND, key) is not None:
-        return
-    await store.put_state(REPLY_KIND, key, {"pr": pr})
+    """One reply per command comment, keyed by the command's comment id."""
     marker = retry_text.MARKER_REPLY.format(comment=comment_id)
-    await changes.comment(gh, repo, pr, f"{body}\n\n{marker}")
+    await effects.post_once(gh, store, repo, pr, body, marker)
 
 
-async def record_outcome(store: Store, job: dict[str, Any]) -> tuple[str, int] | None:
-    """A retried job finished: record passed/failed and return (repo, pr) to refresh."""
-    record = await store.get_state(JOB_KIND, str(job.get("id")))
+async def record_outcome(store: Store, job_id: str, state: str | None) -> tuple[str, int] | None:
+    """A retried job finished in ``state``: record passed/failed and return (repo, pr) to
+    refresh (the handler read both from the webhook's ``job``)."""
+    record = await store.get_state(JOB_KIND, job_id)
     if record is None or record.get("outcome") is not None:
         return None
-    state = str(job.get("state"))
     if state not in ("passed", *FAILED_STATES):
         return None
     record["outcome"] = "passed" if state == "passed" else "failed"
-    await store.put_state(JOB_KIND, str(job["id"]), record)
+    await store.put_state(JOB_KIND, job_id, record)
     return str(record["repo"]), int(record["pr"])
 
 

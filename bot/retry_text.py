@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot import neutralise
+
 MARKER_STICKY = "<!-- followup-bot:retry-flaky -->"
 MARKER_REPLY = "<!-- followup-bot:reply comment={comment} -->"
 
@@ -42,10 +44,19 @@ WHY = {
 OUTCOME_PASSED = "passed on retry (flakiness confirmed)"
 OUTCOME_FAILED = "failed again (not retried again automatically)"
 OUTCOME_RUNNING = "running"
+# An action is the bot's link plus a short reason or message: cut only absurd ones.
+ACTION_LIMIT = 2000
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Others' text (a job label, a log excerpt, a reason) for a table cell or link text."""
+    return neutralise.inline(text)
+
+
+def _markdown_cell(text: str) -> str:
+    """The bot's own Markdown with others' words inside (an action: a link plus a reason
+    or Buildkite's message), for a table cell: kept as Markdown, but defused."""
+    return neutralise.defuse(neutralise.one_line(text, limit=ACTION_LIMIT)).replace("|", "\\|")
 
 
 def sticky_body(
@@ -61,7 +72,7 @@ def sticky_body(
     asked = f"Asked by @{requested_by} ([comment]({command_url}))"
     if reason:
         asked += f", reason: {_cell(reason)}"
-    shown = ", ".join(f"[{b['pipeline']} #{b['number']}]({b['url']})" for b in builds)
+    shown = ", ".join(f"[{_cell(str(b['pipeline']))} #{b['number']}]({b['url']})" for b in builds)
     lines = [
         f"### `retry-flaky` on {shown}",
         "",
@@ -81,7 +92,8 @@ def sticky_body(
             if row.get("evidence_link"):
                 evidence += f" ([see]({row['evidence_link']}))"
             lines.append(
-                f"| {link} | {row['class']} | {evidence} | {_cell(str(row['action']))} "
+                f"| {link} | {_cell(str(row['class']))} | {evidence} "
+                f"| {_markdown_cell(str(row['action']))} "
                 f"| {row.get('outcome') or ''} |"
             )
     lines += ["", MARKER_STICKY]

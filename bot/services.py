@@ -15,6 +15,7 @@ from cachetools import TTLCache
 
 from bot.blocking import BlockingRunner
 from bot.changes import Repo
+from bot.followups import FollowUps
 from bot.locks import KeyedLocks
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ class Services:
     buildkite: BuildkiteClient | None = None  # None: the Buildkite side is not configured
     # Short-lived reads shared between deliveries (main-branch history, log signatures).
     cache: MutableMapping[Any, Any] = field(default_factory=lambda: TTLCache(1024, 600))
+    # Fan-out: a handler's follow-up deliveries go back into the inbox.
+    followups: FollowUps = field(default_factory=FollowUps)
 
     def served(self, full_name: str) -> Repo | None:
         """The repository as configured (FOLLOWUP_BOT_REPOSITORIES), if the bot serves it;

@@ -26,6 +26,7 @@ EMPTY = "{name}: must not be empty"
 NOT_AN_INT = "{name}: {value!r} is not an integer"
 NOT_A_NUMBER = "{name}: {value!r} is not a number"
 OUT_OF_RANGE = "{name}: {value} is outside {low}..{high}"
+NOT_POSITIVE = "{name}: {value!r} is not a finite number above 0"
 BAD_URL = "{name}: {value!r} is not an http(s) URL"
 BAD_REPOSITORY = "{name}: {value!r} is not owner/name"
 BAD_LOG_LEVEL = "{name}: {value!r} is not one of {choices}"
@@ -96,6 +97,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Base URL of the GitHub REST API.",
     ),
     EnvVar(f"{PREFIX}DATABASE", "database", "followup-bot.sqlite3", "SQLite database file."),
+    EnvVar(
+        f"{PREFIX}RETENTION_DAYS",
+        "retention_days",
+        "30",
+        "Days finished deliveries and per-command records are kept (more than 0).",
+    ),
     EnvVar(f"{PREFIX}HOST", "host", "127.0.0.1", "Address the webhook server listens on."),
     EnvVar(f"{PREFIX}PORT", "port", "8080", "Port the webhook server listens on (0: any)."),
     EnvVar(f"{PREFIX}WORKERS", "workers", "4", "Inbox workers running deliveries (1..64)."),
@@ -170,6 +177,7 @@ class Settings:
     repositories: tuple[str, ...]
     github_api_url: str = "https://api.github.com"
     database: str = "followup-bot.sqlite3"
+    retention_days: float = 30.0
     host: str = "127.0.0.1"
     port: int = 8080
     workers: int = 4
@@ -201,6 +209,7 @@ class Settings:
             repositories=reader.optional("REPOSITORIES", (), _parse_repositories),
             github_api_url=reader.optional("GITHUB_API_URL", cls.github_api_url, _parse_url),
             database=reader.optional("DATABASE", cls.database, str),
+            retention_days=reader.optional("RETENTION_DAYS", cls.retention_days, _positive_float),
             host=reader.optional("HOST", cls.host, str.strip),
             port=reader.optional("PORT", cls.port, _ranged_int(0, 65535)),
             workers=reader.optional("WORKERS", cls.workers, _ranged_int(1, 64)),
@@ -372,6 +381,16 @@ def _ranged_float(low: float, high: float) -> Callable[[str], float]:
         return number
 
     return parse
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value.strip())
+    except ValueError:
+        raise _Invalid(NOT_A_NUMBER) from None
+    if not (math.isfinite(number) and number > 0.0):
+        raise _Invalid(NOT_POSITIVE)
+    return number
 
 
 def _parse_log_level(value: str) -> str:

@@ -9,6 +9,7 @@ nothing about SQL so a PostgreSQL backend can follow the SQLite one.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -46,6 +47,21 @@ class UnknownDelivery(KeyError):
     """A status change named a delivery id the store has never seen."""
 
 
+# Rows deleted per transaction by ``Store.prune``: small enough that a large
+# backlog never holds the write lock for long, so deliveries keep flowing.
+PRUNE_BATCH = 500
+
+
+@dataclass(frozen=True)
+class PruneCounts:
+    """What one ``Store.prune`` removed, and in how many transactions."""
+
+    deliveries: int = 0
+    handler_runs: int = 0
+    states: int = 0
+    batches: int = 0
+
+
 class Store(Protocol):
     async def open(self) -> None:
         """Connect and bring the schema up to date; call once before anything else."""
@@ -69,7 +85,10 @@ class Store(Protocol):
         """
 
     async def finish(self, delivery_id: str) -> None:
-        """Mark DONE. ``UnknownDelivery`` if the id is not stored (same for the next two)."""
+        """Mark DONE (as of now: ``prune`` ages finished deliveries from then).
+
+        ``UnknownDelivery`` if the id is not stored (same for the next two).
+        """
 
     async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
         """Back to QUEUED, due at ``at``, remembering why the attempt failed."""
@@ -102,10 +121,22 @@ class Store(Protocol):
     async def get_state(self, kind: str, key: str) -> dict[str, Any] | None: ...
 
     async def put_state(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        """Insert or replace a JSON document."""
+        """Insert or replace a JSON document; its age for ``prune`` starts again."""
 
     async def delete_state(self, kind: str, key: str) -> None:
         """Remove a document; no error if there is none."""
 
     async def list_state(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         """Every ``(key, document)`` of ``kind``, ordered by key."""
+
+    async def prune(
+        self, older_than: float, state_kinds: Collection[str], batch_size: int = PRUNE_BATCH
+    ) -> PruneCounts:
+        """Forget what has been finished or idle since before ``older_than`` (epoch seconds).
+
+        Deletes DONE and FAILED deliveries that finished before the cutoff, with
+        their handler runs, and the documents of ``state_kinds`` last written
+        before it. QUEUED and RUNNING deliveries are never deleted, nor documents
+        of other kinds. Works in transactions of at most ``batch_size`` rows each,
+        looping until nothing older is left.
+        """

@@ -18,6 +18,12 @@ delivery runs again, and handlers are idempotent.
 Group commit: concurrent ``enqueue`` calls that arrive while a commit is in
 flight are written together in the next transaction, so a burst of webhooks
 pays for one disk flush per batch instead of one per delivery.
+
+Retention: finished deliveries carry ``finished_at`` and state documents
+``updated_at``, both from the store's clock, so ``prune`` can delete what is
+older than a cutoff, a few hundred rows per transaction. SQLite keeps the
+freed pages in the file and reuses them, so under a steady load the file stops
+growing once the retention window is full (it does not shrink without VACUUM).
 """
 
 from __future__ import annotations
@@ -28,12 +34,21 @@ import dataclasses
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.blocking import BlockingRunner
-from bot.store import Delivery, DeliveryRecord, DeliveryStatus, Store, UnknownDelivery
+from bot.store import (
+    PRUNE_BATCH,
+    Delivery,
+    DeliveryRecord,
+    DeliveryStatus,
+    PruneCounts,
+    Store,
+    UnknownDelivery,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -77,6 +92,19 @@ MIGRATIONS: tuple[str, ...] = (
     # claim, seconds for a burst of a few thousand deliveries).
     """
     CREATE INDEX deliveries_queue ON deliveries (status, received_at, seq);
+    """,
+    # Retention ages a delivery from when it finished and a state document from
+    # its last write. Deliveries finished before this migration count from
+    # their arrival (runs last minutes, retention days); existing documents
+    # from the migration, so none is forgotten earlier than a full window.
+    """
+    ALTER TABLE deliveries ADD COLUMN finished_at REAL;
+    UPDATE deliveries SET finished_at = received_at WHERE status IN ('done', 'failed');
+    CREATE INDEX deliveries_finished ON deliveries (finished_at)
+        WHERE finished_at IS NOT NULL;
+    ALTER TABLE state ADD COLUMN updated_at REAL NOT NULL DEFAULT 0;
+    UPDATE state SET updated_at = (julianday('now') - 2440587.5) * 86400.0;
+    CREATE INDEX state_by_age ON state (kind, updated_at);
     """,
 )
 
@@ -152,10 +180,26 @@ def _document(text: str) -> dict[str, Any]:
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class PageCounts:
+    """The database file's size in pages, and how many of them are free for reuse."""
+
+    total: int
+    free: int
+    page_size: int
+
+    @property
+    def used(self) -> int:
+        return self.total - self.free
+
+
 class SQLiteStore(Store):
-    def __init__(self, path: str, blocking: BlockingRunner) -> None:
+    def __init__(
+        self, path: str, blocking: BlockingRunner, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.path = path
         self._blocking = blocking
+        self._clock = clock  # stamps finished deliveries and written documents
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pending: list[tuple[Delivery, asyncio.Future[bool]]] = []
@@ -240,13 +284,15 @@ class SQLiteStore(Store):
         return await self._run(_claim, now, busy_subjects)
 
     async def finish(self, delivery_id: str) -> None:
-        await self._run(_set_status, delivery_id, DeliveryStatus.DONE, None, None)
+        await self._run(_set_status, delivery_id, DeliveryStatus.DONE, None, None, self._clock())
 
     async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
-        await self._run(_set_status, delivery_id, DeliveryStatus.QUEUED, at, reason)
+        await self._run(_set_status, delivery_id, DeliveryStatus.QUEUED, at, reason, None)
 
     async def fail(self, delivery_id: str, reason: str) -> None:
-        await self._run(_set_status, delivery_id, DeliveryStatus.FAILED, None, reason)
+        await self._run(
+            _set_status, delivery_id, DeliveryStatus.FAILED, None, reason, self._clock()
+        )
 
     async def requeue_running(self) -> int:
         return await self._run(_requeue_running)
@@ -284,13 +330,42 @@ class SQLiteStore(Store):
         if not isinstance(value, dict):
             raise TypeError(f"state documents are JSON objects, not {type(value).__name__}")
         text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-        await self._run(_durable, _put_state, kind, key, text)
+        await self._run(_durable, _put_state, kind, key, text, self._clock())
 
     async def delete_state(self, kind: str, key: str) -> None:
         await self._run(_delete_state, kind, key)
 
     async def list_state(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         return await self._run(_list_state, kind)
+
+    # -- retention ---------------------------------------------------------------
+
+    async def prune(
+        self, older_than: float, state_kinds: Collection[str], batch_size: int = PRUNE_BATCH
+    ) -> PruneCounts:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        # One batch per call: between two batches the lock is free, so claims,
+        # finishes and enqueues interleave with a long prune instead of waiting.
+        # The cutoff is fixed, so every batch but the last is full and the loops end.
+        deliveries = handler_runs = states = batches = 0
+        removed = batch_size
+        while removed == batch_size:
+            removed, runs = await self._run(_prune_deliveries, older_than, batch_size)
+            deliveries += removed
+            handler_runs += runs
+            batches += 1
+        kinds = json.dumps(sorted(set(state_kinds)))
+        removed = batch_size if state_kinds else 0
+        while removed == batch_size:
+            removed = await self._run(_prune_states, older_than, kinds, batch_size)
+            states += removed
+            batches += 1
+        return PruneCounts(deliveries, handler_runs, states, batches)
+
+    async def page_counts(self) -> PageCounts:
+        """How big the file is (pages in use and free), e.g. to watch retention work."""
+        return await self._run(_page_counts)
 
 
 # -- the synchronous halves, run in a pool thread under the store's lock --------
@@ -387,12 +462,13 @@ def _set_status(
     status: DeliveryStatus,
     next_attempt_at: float | None,
     reason: str | None,
+    finished_at: float | None,
 ) -> None:
     cursor = conn.execute(
         "UPDATE deliveries SET status = ?,"
-        " next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?"
+        " next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?, finished_at = ?"
         " WHERE delivery_id = ?",
-        (status.value, next_attempt_at, reason, delivery_id),
+        (status.value, next_attempt_at, reason, finished_at, delivery_id),
     )
     if cursor.rowcount == 0:
         raise UnknownDelivery(delivery_id)
@@ -462,11 +538,12 @@ def _get_state(conn: sqlite3.Connection, kind: str, key: str) -> dict[str, Any] 
     return None if row is None else _document(row["value"])
 
 
-def _put_state(conn: sqlite3.Connection, kind: str, key: str, text: str) -> None:
+def _put_state(conn: sqlite3.Connection, kind: str, key: str, text: str, now: float) -> None:
     conn.execute(
-        "INSERT INTO state (kind, key, value) VALUES (?, ?, ?)"
-        " ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value",
-        (kind, key, text),
+        "INSERT INTO state (kind, key, value, updated_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (kind, key) DO UPDATE"
+        " SET value = excluded.value, updated_at = excluded.updated_at",
+        (kind, key, text, now),
     )
 
 
@@ -479,3 +556,48 @@ def _list_state(conn: sqlite3.Connection, kind: str) -> list[tuple[str, dict[str
         "SELECT key, value FROM state WHERE kind = ? ORDER BY key", (kind,)
     ).fetchall()
     return [(row["key"], _document(row["value"])) for row in rows]
+
+
+def _prune_deliveries(conn: sqlite3.Connection, older_than: float, limit: int) -> tuple[int, int]:
+    """One batch: up to ``limit`` finished deliveries and their handler runs.
+
+    The status test backs up ``finished_at``, which only DONE and FAILED rows
+    carry. Handler runs are deleted explicitly rather than left to the foreign
+    key's cascade, which only acts on connections with ``foreign_keys`` on.
+    """
+    with _transaction(conn):
+        ids = [
+            (row[0],)
+            for row in conn.execute(
+                "SELECT delivery_id FROM deliveries INDEXED BY deliveries_finished"
+                " WHERE finished_at < ? AND status IN ('done', 'failed')"
+                " ORDER BY finished_at LIMIT ?",
+                (older_than, limit),
+            )
+        ]
+        runs = conn.executemany("DELETE FROM handler_runs WHERE delivery_id = ?", ids).rowcount
+        conn.executemany("DELETE FROM deliveries WHERE delivery_id = ?", ids)
+    return len(ids), runs
+
+
+def _prune_states(conn: sqlite3.Connection, older_than: float, kinds: str, limit: int) -> int:
+    """One batch: up to ``limit`` documents of the JSON list ``kinds`` written before the cutoff."""
+    with _transaction(conn):
+        keys = [
+            (row[0], row[1])
+            for row in conn.execute(
+                "SELECT kind, key FROM state INDEXED BY state_by_age"
+                " WHERE kind IN (SELECT value FROM json_each(?)) AND updated_at < ?"
+                " LIMIT ?",
+                (kinds, older_than, limit),
+            )
+        ]
+        conn.executemany("DELETE FROM state WHERE kind = ? AND key = ?", keys)
+    return len(keys)
+
+
+def _page_counts(conn: sqlite3.Connection) -> PageCounts:
+    def pragma(name: str) -> int:
+        return int(conn.execute(f"PRAGMA {name}").fetchone()[0])
+
+    return PageCounts(pragma("page_count"), pragma("freelist_count"), pragma("page_size"))

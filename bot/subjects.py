@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-RECONCILE_EVENT = "followup-bot.reconcile"
+from bot.sources import RECONCILE_EVENT, SYNC_EVENT
 
 
 def _repo(payload: Mapping[str, Any]) -> str:
@@ -31,9 +31,10 @@ def _number(payload: Mapping[str, Any]) -> str | None:
 
 
 def github_subject(event: str, payload: Mapping[str, Any]) -> str:
-    """The subject key of a GitHub delivery (or of an internal reconcile tick)."""
+    """The subject key of a GitHub delivery, or of an internal one (a reconcile tick and a
+    repository's share of an upstream push serialise with each other)."""
     repo = _repo(payload)
-    if event == RECONCILE_EVENT:
+    if event in (RECONCILE_EVENT, SYNC_EVENT):
         return f"reconcile:{repo}"
     number = _number(payload)
     if number is not None:

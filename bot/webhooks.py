@@ -7,6 +7,14 @@ inbox, and only answers once the delivery is committed, well inside GitHub's
 10 s. Duplicates (a redelivery keeps its ``X-GitHub-Delivery``) are answered
 202 too, since GitHub treats anything else as a failed delivery.
 
+A GitHub webhook may be configured to send ``application/x-www-form-urlencoded``
+instead of JSON: the body is then ``payload=<the JSON, URL-encoded>`` and the
+signature covers that raw body. It is verified as sent, and the JSON of its one
+``payload`` field is what gets stored, so everything downstream sees JSON.
+
+A sender that hangs up before its body is complete gets nothing stored and
+costs one INFO line: that is the sender's problem, not a fault of the bot.
+
 The Buildkite handler shares those steps; it checks ``X-Buildkite-Signature``
 (an HMAC over the timestamp and the body, refused once stale) or the plain
 ``X-Buildkite-Token``, whichever the app configured.
@@ -22,10 +30,12 @@ import json
 import logging
 import re
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from aiohttp import web
+import aiohttp
+from aiohttp import hdrs, web
 
 from bot.inbox import Inbox
 from bot.store import Delivery
@@ -53,6 +63,15 @@ TOO_LARGE = "payload too large"
 BAD_SIGNATURE = "missing or invalid X-Hub-Signature-256"
 NOT_A_JSON_OBJECT = "body is not a JSON object (configure the webhook with application/json)"
 NOT_STORED = "the delivery could not be stored; try again"
+JSON_CONTENT_TYPE = "application/json"
+FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
+FORM_FIELD = "payload"
+UNSUPPORTED_CONTENT_TYPE = (
+    "unsupported Content-Type: configure the webhook with application/json"
+    " or application/x-www-form-urlencoded"
+)
+BAD_FORM = "a form-encoded body must have exactly one payload field, holding a JSON object"
+BODY_INCOMPLETE = "the body was cut off or malformed in transit"
 
 BUILDKITE_EVENT_HEADER = "X-Buildkite-Event"
 BUILDKITE_SIGNATURE_HEADER = "X-Buildkite-Signature"
@@ -72,6 +91,7 @@ LOG_ACCEPTED = "accepted %s delivery %s (subject %s)"
 LOG_REJECTED = "rejected delivery %s: %s"
 LOG_SUBJECT_FAILED = "no subject for %s delivery %s; using its own id"
 LOG_STORE_FAILED = "could not store delivery %s"
+LOG_BODY_BROKEN = "dropped delivery %s: its body was cut off or malformed in transit (%s)"
 
 
 def verify_github_signature(secret: bytes, body: bytes, header: str | None) -> bool:
@@ -155,34 +175,103 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-async def _read_capped(request: web.Request, limit: int) -> bytes | None:
-    """The body, or ``None`` as soon as it exceeds ``limit`` (never buffering more)."""
+# What a sender's broken body looks like while it is read: the connection was lost
+# (aiohttp fails the read with ConnectionResetError), or the framing was invalid.
+_BROKEN_BODY = (ConnectionError, aiohttp.ClientPayloadError, web.RequestPayloadError)
+
+
+async def _read_capped(request: web.Request, limit: int, delivery_id: str) -> bytes | web.Response:
+    """The body, or the refusal to answer with: 413 as soon as it exceeds ``limit``
+    (never buffering more), 400 when it breaks off before its end.
+
+    A broken body is the sender's doing (it hung up, or sent bad framing): it is
+    logged as one INFO line, without a traceback, and nothing is stored. Should the
+    read be cancelled instead, the line is logged and the cancellation goes on.
+    """
     declared = request.content_length
     if declared is not None and declared > limit:
-        return None
+        logger.info(LOG_REJECTED, delivery_id, TOO_LARGE)
+        return _error(413, TOO_LARGE)
     chunks: list[bytes] = []
     size = 0
     while True:
-        chunk = await request.content.read(min(_CHUNK, limit + 1 - size))
+        try:
+            chunk = await request.content.read(min(_CHUNK, limit + 1 - size))
+        except asyncio.CancelledError:
+            logger.info(LOG_BODY_BROKEN, delivery_id, "cancelled")
+            raise
+        except _BROKEN_BODY as exc:
+            logger.info(LOG_BODY_BROKEN, delivery_id, type(exc).__name__)
+            return _error(400, BODY_INCOMPLETE)  # the sender is most likely gone already
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
         if size > limit:
-            return None
+            logger.info(LOG_REJECTED, delivery_id, TOO_LARGE)
+            return _error(413, TOO_LARGE)
         chunks.append(chunk)
 
 
 _BAD_SIGNATURE = object()
+_BAD_FORM = object()
+
+
+def _parsed(body: bytes) -> object:
+    """The JSON value of ``body``, or ``None`` when it is not JSON."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None  # not JSON at all; a JSON `null` is rejected the same way
 
 
 def _checked(verify: Callable[[bytes], bool], body: bytes) -> object:
     """The parsed body; ``_BAD_SIGNATURE``; or ``None`` when the body is not JSON."""
     if not verify(body):
         return _BAD_SIGNATURE
+    return _parsed(body)
+
+
+def form_payload(body: bytes) -> bytes | None:
+    """The value of the one ``payload`` field of a form-encoded body, as UTF-8 bytes;
+    None when the body is not a form or has no such field, or more than one."""
     try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None  # not JSON at all; a JSON `null` is rejected the same way
+        fields = urllib.parse.parse_qsl(body.decode(), keep_blank_values=True, errors="strict")
+    except ValueError:  # not UTF-8, or a percent-escape that does not decode to UTF-8
+        return None
+    values = [value for name, value in fields if name == FORM_FIELD]
+    return values[0].encode() if len(values) == 1 else None
+
+
+def _checked_github(
+    verify: Callable[[bytes], bool], form: bool, body: bytes
+) -> tuple[object, bytes]:
+    """(parsed payload or a rejection marker, the JSON bytes to store).
+
+    The signature is checked over ``body`` as sent: for a form, that is the
+    form-encoded bytes, never the JSON inside them.
+    """
+    if not verify(body):
+        return _BAD_SIGNATURE, body
+    if not form:
+        return _parsed(body), body
+    inner = form_payload(body)
+    if inner is None:
+        return _BAD_FORM, body
+    parsed = _parsed(inner)
+    return (parsed if isinstance(parsed, dict) else _BAD_FORM), inner
+
+
+def _is_form(request: web.Request) -> bool | None:
+    """Whether the GitHub body is form-encoded (False: JSON); None for a content type the
+    intake does not take. No Content-Type at all is taken as JSON, as it always was."""
+    if not request.headers.get(hdrs.CONTENT_TYPE, "").strip():
+        return False
+    media = request.content_type.strip().lower()  # charset and other parameters dropped
+    if media == JSON_CONTENT_TYPE:
+        return False
+    if media == FORM_CONTENT_TYPE:
+        return True
+    return None
 
 
 async def _off_loop_if_large(body: bytes, work: Callable[[bytes], T]) -> T:
@@ -248,20 +337,30 @@ def github_webhook_handler(
         if not event or not delivery_id:
             logger.info(LOG_REJECTED, delivery_id or "?", MISSING_HEADERS)
             return _error(400, MISSING_HEADERS)
-        body = await _read_capped(request, max_body)
-        if body is None:
-            logger.info(LOG_REJECTED, delivery_id, TOO_LARGE)
-            return _error(413, TOO_LARGE)
+        form = _is_form(request)
+        if form is None:
+            logger.info(LOG_REJECTED, delivery_id, UNSUPPORTED_CONTENT_TYPE)
+            return _error(415, UNSUPPORTED_CONTENT_TYPE)
+        body = await _read_capped(request, max_body, delivery_id)
+        if isinstance(body, web.Response):
+            return body
         signature = request.headers.get(SIGNATURE_HEADER)
 
         def verify(signed: bytes) -> bool:
             return verify_github_signature(secret, signed, signature)
 
-        payload = await _off_loop_if_large(body, functools.partial(_checked, verify))
+        payload, stored = await _off_loop_if_large(
+            body, functools.partial(_checked_github, verify, form)
+        )
         if payload is _BAD_SIGNATURE:
             logger.info(LOG_REJECTED, delivery_id, BAD_SIGNATURE)
             return _error(401, BAD_SIGNATURE)
-        return await _accept(inbox, "github", event, delivery_id, body, payload, subject_of, clock)
+        if payload is _BAD_FORM:
+            logger.info(LOG_REJECTED, delivery_id, BAD_FORM)
+            return _error(400, BAD_FORM)
+        return await _accept(
+            inbox, "github", event, delivery_id, stored, payload, subject_of, clock
+        )
 
     return handle
 
@@ -319,10 +418,9 @@ def buildkite_webhook_handler(
         if not event:
             logger.info(LOG_REJECTED, shown_id, MISSING_BUILDKITE_EVENT)
             return _error(400, MISSING_BUILDKITE_EVENT)
-        body = await _read_capped(request, max_body)
-        if body is None:
-            logger.info(LOG_REJECTED, shown_id, TOO_LARGE)
-            return _error(413, TOO_LARGE)
+        body = await _read_capped(request, max_body, shown_id)
+        if isinstance(body, web.Response):
+            return body
         verify = verifier(request)
 
         def check(raw: bytes) -> tuple[object, str]:

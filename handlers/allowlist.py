@@ -21,7 +21,7 @@ from bot.dashboard import record_allowlist_evidence
 from bot.errors import PermanentError
 from bot.payload import field
 from bot.services import Services
-from bot.subjects import RECONCILE_EVENT
+from bot.sources import BUILD_FINISHED, RECONCILE_EVENT
 from bot.wheels import fetch_wheel, wheel_url
 
 log = logging.getLogger(__name__)
@@ -49,12 +49,13 @@ def repository_of(pipeline_repository: str) -> str | None:
     return match.group("repo") if match else None
 
 
-@router.register("build.finished")
+@router.register(BUILD_FINISHED)
 async def on_build_finished(event: sansio.Event, services: Services) -> None:
+    url = _BUILD_URL.search(field(event.data, "build.url"))
+    branch = field(event.data, "build.branch")
+    repository = repository_of(field(event.data, "pipeline.repository"))
     if services.buildkite is None:
         return
-    url = _BUILD_URL.search(field(event.data, "build.url"))
-    repository = repository_of(field(event.data, "pipeline.repository"))
     repo = services.served(repository) if repository is not None else None
     if url is None or repo is None:
         return
@@ -65,7 +66,6 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     org, pipeline = url.group("org"), url.group("pipeline")
     if org != config.buildkite.organization or pipeline not in config.buildkite.pipelines:
         return
-    branch = field(event.data, "build.branch")
     pin = config.pin(branch.removeprefix(bump_text.BRANCH_PREFIX))
     is_bump = branch.startswith(bump_text.BRANCH_PREFIX) and pin is not None
     default = await bump.default_branch_head(gh, services.store, repo)

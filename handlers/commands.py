@@ -4,6 +4,7 @@ and the outcomes of jobs `retry-flaky` retried."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from gidgethub import routing, sansio
 
@@ -21,13 +22,14 @@ from bot.commands import (
     help_text,
     parse_command,
 )
-from bot.payload import field
+from bot.payload import Payload, each, field, optional, user_login
 from bot.permissions import permission_level
 from bot.pin_commands import PinCommandContext, run_pin_command
 from bot.repo_config import RepoConfig
 from bot.retry_flow import RetryContext, RetryRequest
 from bot.retry_text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
 from bot.services import Services
+from bot.sources import JOB_FINISHED
 
 log = logging.getLogger(__name__)
 router = routing.Router()
@@ -35,20 +37,49 @@ router = routing.Router()
 ACK_REACTION = "eyes"
 
 
+@dataclass(frozen=True)
+class Comment:
+    """What the commands read of an ``issue_comment`` payload, read and checked up front."""
+
+    repository: str
+    login: str | None  # None: the comment's author has deleted their account
+    comment_id: int
+    body: str
+    url: str
+    number: int
+    on_pull: bool
+    author: str | None  # of the issue or PR
+    labels: frozenset[str]
+
+    @classmethod
+    def read(cls, data: Payload) -> Comment:
+        return cls(
+            repository=field(data, "repository.full_name"),
+            login=user_login(data, "comment.user"),
+            comment_id=field(data, "comment.id", int),
+            body=field(data, "comment.body"),
+            url=optional(data, "comment.html_url") or "",
+            number=field(data, "issue.number", int),
+            on_pull=optional(data, "issue.pull_request", dict) is not None,
+            author=user_login(data, "issue.user"),
+            labels=frozenset(each(data, "issue.labels", "name")),
+        )
+
+
 @router.register("issue_comment", action="created")
 async def on_comment(event: sansio.Event, services: Services) -> None:
-    login = field(event.data, "comment.user.login")
-    repo = services.served(field(event.data, "repository.full_name"))
-    if repo is None or login == services.settings.bot_login:
-        return  # not a repository we serve, or our own comment
+    comment = Comment.read(event.data)
+    repo = services.served(comment.repository)
+    login = comment.login
+    if repo is None or login is None or login == services.settings.bot_login:
+        return  # not a repository we serve, a deleted account's comment, or our own
     gh = await services.github.repo_client(repo.full_name)
     config = await bump.load_config(gh, services.store, services.blocking, repo)
     if config is None:
         return
-    comment_id = field(event.data, "comment.id", int)
-    number = field(event.data, "issue.number", int)
+    number, comment_id = comment.number, comment.comment_id
     try:
-        command = parse_command(field(event.data, "comment.body"), config.handle)
+        command = parse_command(comment.body, config.handle)
     except CommandError as exc:
         reply = REPLY_ERROR.format(login=login, reason=exc)
         await retry_flow.reply_once(gh, services.store, repo, number, comment_id, reply)
@@ -61,14 +92,14 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
         data={"content": ACK_REACTION},
     )
     if command.name in (BUMP, RECREATE, PAUSE, RESUME):
-        await _pin_command(event, services, repo, config, command)
+        await _pin_command(comment, login, services, repo, config, command)
         return
     if command.name != RETRY_FLAKY:
         reply = help_text(config.handle, ready_label=config.retry.author_label)
         await retry_flow.reply_once(gh, services.store, repo, number, comment_id, reply)
         return
     reason = None
-    if "pull_request" not in event.data["issue"]:
+    if not comment.on_pull:
         reason = REFUSE_NOT_A_PR
     elif services.buildkite is None:
         reason = REFUSE_NOT_CONFIGURED
@@ -87,30 +118,31 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
         services.cache,
         services.clock,
     )
-    url = str(event.data["comment"].get("html_url") or "")
-    request = RetryRequest(number, comment_id, url, login, command)
+    request = RetryRequest(number, comment_id, comment.url, login, command)
     outcome = await retry_flow.run_retry_flaky(ctx, request)
     log.info("%s#%d: retry-flaky: %s", repo.full_name, number, outcome)
 
 
 async def _pin_command(
-    event: sansio.Event, services: Services, repo: Repo, config: RepoConfig, command: Command
+    comment: Comment,
+    login: str,
+    services: Services,
+    repo: Repo,
+    config: RepoConfig,
+    command: Command,
 ) -> None:
     gh = await services.github.repo_client(repo.full_name)
-    login = field(event.data, "comment.user.login")
-    number = field(event.data, "issue.number", int)
-    comment_id = field(event.data, "comment.id", int)
     pull = None
-    if "pull_request" in event.data["issue"]:
+    if comment.on_pull:
         pull = await gh.getitem(
-            "/repos/{owner}/{repo}/pulls/{number}", url_vars=repo.vars(number=str(number))
+            "/repos/{owner}/{repo}/pulls/{number}",
+            url_vars=repo.vars(number=str(comment.number)),
         )
-    labels = {str(label["name"]) for label in event.data["issue"].get("labels") or []}
     decision = authorize(
         command,
         level=await permission_level(gh, repo, login),
-        is_author=str(event.data["issue"]["user"]["login"]) == login,
-        labels=labels,
+        is_author=comment.author == login,
+        labels=comment.labels,
         ready_label=config.retry.author_label,
     )
     if not decision.allowed:
@@ -122,15 +154,14 @@ async def _pin_command(
             gh, services.store, services.locks, services.blocking, repo, config, services.clock
         )
         reply = f"@{login} " + await run_pin_command(ctx, command, login=login, pull=pull)
-    await retry_flow.reply_once(gh, services.store, repo, number, comment_id, reply)
+    await retry_flow.reply_once(gh, services.store, repo, comment.number, comment.comment_id, reply)
 
 
-@router.register("job.finished")
+@router.register(JOB_FINISHED)
 async def on_job_finished(event: sansio.Event, services: Services) -> None:
-    job = event.data.get("job")
-    if not isinstance(job, dict) or "id" not in job:
-        return
-    found = await retry_flow.record_outcome(services.store, job)
+    job_id = field(event.data, "job.id")
+    state = optional(event.data, "job.state")
+    found = await retry_flow.record_outcome(services.store, job_id, state)
     if found is None:
         return  # not a job the bot retried (or its outcome is known already)
     repo, pr = Repo.parse(found[0]), found[1]

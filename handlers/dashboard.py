@@ -11,7 +11,7 @@ from bot.dashboard import collect, render, upsert_dashboard
 from bot.payload import field
 from bot.repo_config import DEFAULT_HANDLE
 from bot.services import Services
-from bot.subjects import RECONCILE_EVENT
+from bot.sources import RECONCILE_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()

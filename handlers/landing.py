@@ -9,7 +9,7 @@ the pin's cooldown). Each handler only filters and calls ``bot.landing``.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from dataclasses import dataclass
 
 from gidgethub import routing, sansio
 
@@ -17,9 +17,10 @@ from bot import bump, bump_text, landing
 from bot.changes import Repo
 from bot.landing import Approval, LandingContext
 from bot.landing_rules import LANDING_KIND
-from bot.payload import field
+from bot.payload import Payload, each, field, optional, user_login
 from bot.retry_flow import FoundBuild
 from bot.services import Services
+from bot.sources import BUILD_FINISHED
 from handlers.allowlist import repository_of
 
 log = logging.getLogger(__name__)
@@ -51,49 +52,59 @@ async def _context(services: Services, repo: Repo) -> LandingContext | None:
     )
 
 
-def _bump_pull(event: sansio.Event, services: Services) -> tuple[Repo, dict[str, Any]] | None:
-    repo = services.served(field(event.data, "repository.full_name"))
-    pull = event.data.get("pull_request")
-    if repo is None or not isinstance(pull, dict):
+@dataclass(frozen=True)
+class BumpPull:
+    """The PR a ``pull_request`` or ``pull_request_review`` payload is about, when it is a
+    bump the bot opened."""
+
+    repo: Repo
+    number: int
+    pin: str
+    merged: bool
+
+
+def _bump_pull(data: Payload, services: Services) -> BumpPull | None:
+    full_name = field(data, "repository.full_name")
+    pull = field(data, "pull_request", dict)
+    number = field(data, "pull_request.number", int)
+    head_ref = field(data, "pull_request.head.ref")
+    user_login(data, "pull_request.user")  # checked: is_bot_bump reads it
+    merged = optional(data, "pull_request.merged", bool) is True
+    repo = services.served(full_name)
+    if repo is None or not landing.is_bot_bump(pull, services.settings.bot_login):
         return None
-    if not landing.is_bot_bump(pull, services.settings.bot_login):
-        return None
-    return repo, pull
+    return BumpPull(repo, number, head_ref.removeprefix(bump_text.BRANCH_PREFIX), merged)
 
 
 @router.register("pull_request_review", action="submitted")
 async def on_review(event: sansio.Event, services: Services) -> None:
-    found = _bump_pull(event, services)
+    found = _bump_pull(event.data, services)
     state = field(event.data, "review.state").lower()
-    if found is None or state not in (APPROVED, CHANGES_REQUESTED):
-        return
-    repo, pull = found
-    ctx = await _context(services, repo)
+    review_id = field(event.data, "review.id", int)
+    reviewer = user_login(event.data, "review.user")
+    commit_id = optional(event.data, "review.commit_id")
+    if found is None or reviewer is None or state not in (APPROVED, CHANGES_REQUESTED):
+        return  # not a bump, a deleted account's review, or only a comment
+    ctx = await _context(services, found.repo)
     if ctx is None:
         return
     if state == CHANGES_REQUESTED:
-        number, login = int(pull["number"]), field(event.data, "review.user.login")
-        outcome = await landing.on_changes_requested(ctx, number, login)
-        log.info("%s#%d: %s", repo.full_name, number, outcome)
+        outcome = await landing.on_changes_requested(ctx, found.number, reviewer)
+        log.info("%s#%d: %s", found.repo.full_name, found.number, outcome)
         return
-    commit_id = event.data["review"].get("commit_id")
     approval = Approval(
-        number=int(pull["number"]),
-        review_id=field(event.data, "review.id", int),
-        login=field(event.data, "review.user.login"),
-        commit_id=commit_id if isinstance(commit_id, str) else None,
+        number=found.number, review_id=review_id, login=reviewer, commit_id=commit_id
     )
     outcome = await landing.on_approval(ctx, approval)
-    log.info("%s#%d: approval: %s", repo.full_name, approval.number, outcome)
+    log.info("%s#%d: approval: %s", found.repo.full_name, approval.number, outcome)
 
 
 @router.register("pull_request", action="synchronize")
 async def on_new_head(event: sansio.Event, services: Services) -> None:
-    found = _bump_pull(event, services)
+    found = _bump_pull(event.data, services)
     if found is None:
         return
-    repo, pull = found
-    number = int(pull["number"])
+    repo, number = found.repo, found.number
     # Most pushes to a bump branch are the bot's own updates of an unapproved PR:
     # settle those from the store, before reading any config from GitHub.
     if await services.store.get_state(LANDING_KIND, landing.state_key(repo, number)) is None:
@@ -106,25 +117,25 @@ async def on_new_head(event: sansio.Event, services: Services) -> None:
 
 @router.register("pull_request", action="closed")
 async def on_closed(event: sansio.Event, services: Services) -> None:
-    found = _bump_pull(event, services)
-    if found is None or found[1].get("merged") is not True:
+    found = _bump_pull(event.data, services)
+    if found is None or not found.merged:
         return
-    repo, pull = found
-    pin = str(pull["head"]["ref"]).removeprefix(bump_text.BRANCH_PREFIX)
     # Whoever merged it (GitHub's auto-merge, the bot, a human), the pin cools down.
-    await landing.record_landed(services.store, repo, pin, int(pull["number"]), services.clock())
+    await landing.record_landed(
+        services.store, found.repo, found.pin, found.number, services.clock()
+    )
 
 
 @router.register("status")
 async def on_status(event: sansio.Event, services: Services) -> None:
-    repo = services.served(field(event.data, "repository.full_name"))
-    if repo is None or event.data.get("state") != SUCCESS:
+    full_name = field(event.data, "repository.full_name")
+    state = field(event.data, "state")
+    sha = field(event.data, "sha")
+    names = each(event.data, "branches", "name")
+    repo = services.served(full_name)
+    if repo is None or state != SUCCESS:
         return  # only a success can make a head mergeable
-    branches = [
-        str(branch.get("name"))
-        for branch in event.data.get("branches") or []
-        if str(branch.get("name") or "").startswith(bump_text.BRANCH_PREFIX)
-    ]
+    branches = [name for name in names if name.startswith(bump_text.BRANCH_PREFIX)]
     if not branches:
         return
     ctx = await _context(services, repo)
@@ -132,26 +143,27 @@ async def on_status(event: sansio.Event, services: Services) -> None:
         return
     for branch in branches:
         pull = await landing.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
-        if pull is not None and pull["head"]["sha"] == event.data.get("sha"):
+        if pull is not None and pull["head"]["sha"] == sha:
             number = int(pull["number"])
             log.info(
                 "%s#%d: status: %s", repo.full_name, number, await landing.advance(ctx, number)
             )
 
 
-@router.register("build.finished")
+@router.register(BUILD_FINISHED)
 async def on_build_finished(event: sansio.Event, services: Services) -> None:
     branch = field(event.data, "build.branch")
+    build_number = field(event.data, "build.number", int)
+    pipeline = field(event.data, "pipeline.slug")
+    repository = repository_of(field(event.data, "pipeline.repository"))
     if services.buildkite is None or not branch.startswith(bump_text.BRANCH_PREFIX):
         return
-    repository = repository_of(field(event.data, "pipeline.repository"))
     repo = services.served(repository) if repository is not None else None
     if repo is None:
         return
     ctx = await _context(services, repo)
     if ctx is None or ctx.config.buildkite is None:
         return
-    pipeline = field(event.data, "pipeline.slug")
     if pipeline not in ctx.config.buildkite.pipelines:
         return
     pull = await landing.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
@@ -160,7 +172,7 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     number = int(pull["number"])
     # The webhook's build has no jobs; the flow needs them, so read the build itself.
     build = await services.buildkite.build(
-        ctx.config.buildkite.organization, pipeline, field(event.data, "build.number", int)
+        ctx.config.buildkite.organization, pipeline, build_number
     )
     found = FoundBuild(ctx.config.buildkite.organization, pipeline, build)
     outcome = await landing.on_build_finished(ctx, number, found)

@@ -21,10 +21,12 @@ DEFAULT_ORGANIZATION_LIMIT = 200
 
 @dataclass(frozen=True)
 class Fault:
-    """One planned bad answer: a server error, or a 429 (``status`` 429)."""
+    """One planned bad answer: a server error, or a 429 (``status`` 429); a *ghost* is a
+    request that is carried out and still answered with ``status``."""
 
     status: int
     path_contains: str | None
+    ghost: bool = False
 
 
 def fault_message(status: int) -> str:
@@ -43,6 +45,10 @@ class Faults:
 
     def fail_next(self, count: int, status: int = 502, path_contains: str | None = None) -> None:
         self._pending.extend(Fault(status, path_contains) for _ in range(count))
+
+    def ghost_next(self, count: int, path_contains: str | None = None) -> None:
+        """The next matching requests are carried out, then answered 502."""
+        self._pending.extend(Fault(502, path_contains, ghost=True) for _ in range(count))
 
     def rate_limit_next(self, count: int, path_contains: str | None = None) -> None:
         self._pending.extend(Fault(429, path_contains) for _ in range(count))

@@ -1,7 +1,15 @@
-"""Faults the tests can inject into the GitHub stand-in's API answers."""
+"""Faults the tests can inject into the GitHub stand-in's API answers.
+
+Besides planned faults (the next N requests, optionally of one operation),
+a seeded random mix can be switched on: server errors, secondary rate limits,
+and *ghost writes*, where the write is applied and the answer is still a 502,
+as happens when GitHub's front end times out on a write that went through.
+"""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,10 +28,32 @@ SECONDARY_LIMIT_MESSAGE = (
 class Fault:
     """One planned bad answer: a 5xx (``kind`` "error") or a 403 rate limit."""
 
-    kind: Literal["error", "primary", "secondary"]
+    kind: Literal["error", "primary", "secondary", "ghost", "crash"]
     status: int
     operation: str | None
     retry_after: int = 1
+
+
+@dataclass
+class RandomFaults:
+    """A seeded mix of faults, drawn per request (ghosts only for writes)."""
+
+    rng: random.Random
+    error_rate: float = 0.0
+    limit_rate: float = 0.0
+    ghost_rate: float = 0.0
+
+    def draw(self, operation_id: str, method: str) -> Fault | None:
+        roll = self.rng.random()
+        if roll < self.error_rate:
+            return Fault("error", self.rng.choice((500, 502, 503)), operation_id)
+        roll -= self.error_rate
+        if roll < self.limit_rate:
+            return Fault("secondary", 403, operation_id, retry_after=1)
+        roll -= self.limit_rate
+        if method not in ("GET", "HEAD") and roll < self.ghost_rate:
+            return Fault("ghost", 502, operation_id)
+        return None
 
 
 class Faults:
@@ -32,6 +62,29 @@ class Faults:
     def __init__(self) -> None:
         self.latency: float = 0.0
         self._pending: list[Fault] = []
+        self.random: RandomFaults | None = None
+        self.injected: list[Fault] = []  # every fault answered, in order
+        self.on_crash: Callable[[], None] | None = None
+
+    def crash_after(self, operation: str, on_crash: Callable[[], None]) -> None:
+        """The next ``operation`` is applied, then ``on_crash`` runs (say, SIGKILL the bot)
+        before any answer: the client dies between this write and its next."""
+        self.on_crash = on_crash
+        self._pending.append(Fault("crash", 502, operation))
+
+    def ghost_next(self, count: int, operation: str | None = None) -> None:
+        """The next matching writes are applied, then answered 502."""
+        self._pending.extend(Fault("ghost", 502, operation) for _ in range(count))
+
+    def randomly(
+        self,
+        *,
+        seed: int,
+        error_rate: float = 0.0,
+        limit_rate: float = 0.0,
+        ghost_rate: float = 0.0,
+    ) -> None:
+        self.random = RandomFaults(random.Random(seed), error_rate, limit_rate, ghost_rate)
 
     def fail_next(self, count: int, status: int = 502, operation: str | None = None) -> None:
         self._pending.extend(Fault("error", status, operation) for _ in range(count))
@@ -45,13 +98,21 @@ class Faults:
     ) -> None:
         self._pending.extend(Fault(kind, 403, operation, retry_after) for _ in range(count))
 
-    def take(self, operation_id: str) -> Fault | None:
-        """The first pending fault for this operation (or for any), removed from the plan."""
-        for index, fault in enumerate(self._pending):
-            if fault.operation in (None, operation_id):
-                return self._pending.pop(index)
-        return None
+    def take(self, operation_id: str, method: str = "GET") -> Fault | None:
+        """The first pending fault for this operation (or for any), removed from the plan;
+        else, when switched on, a random one."""
+        fault = None
+        for index, planned in enumerate(self._pending):
+            if planned.operation in (None, operation_id):
+                fault = self._pending.pop(index)
+                break
+        if fault is None and self.random is not None:
+            fault = self.random.draw(operation_id, method)
+        if fault is not None:
+            self.injected.append(fault)
+        return fault
 
     def clear(self) -> None:
         self.latency = 0.0
         self._pending.clear()
+        self.random = None

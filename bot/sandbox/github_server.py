@@ -632,7 +632,11 @@ class GitHubSandbox:
             if self.faults.latency:
                 await asyncio.sleep(self.faults.latency)
             call, bucket_key = self._authenticate(request, route, params, query, body)
-            fault = self.faults.take(operation_id)
+            fault = self.faults.take(operation_id, method)
+            if fault is not None and fault.kind in ("ghost", "crash"):
+                await route.handler(call)  # applied; the answer is lost
+                if fault.kind == "crash" and self.faults.on_crash is not None:
+                    self.faults.on_crash()
             if fault is not None:
                 return self._fault_response(
                     fault, operation_id, bucket_key, request, started, query, conditional, body
@@ -710,7 +714,7 @@ class GitHubSandbox:
         body: object | None,
     ) -> web.StreamResponse:
         headers: dict[str, str] = {}
-        if fault.kind == "error":
+        if fault.kind in ("error", "ghost", "crash"):
             reply = Reply(fault.status, {"message": SERVER_ERROR_MESSAGE, "documentation_url": ""})
         elif fault.kind == "primary":
             # Only this answer claims the bucket is empty; the real bucket is untouched.

@@ -75,7 +75,7 @@ def test_body_has_controls_revert_advice_and_marker() -> None:
 def test_mentions_do_not_ping_upstream_authors() -> None:
     body = render([commit(1, subject="Thanks @alice for the fix")]).body
     assert "@alice" not in body
-    assert "@\N{ZERO WIDTH SPACE}alice" in body
+    assert "@\N{WORD JOINER}alice" in body
 
 
 def test_commit_message_has_trailers_that_parse_back() -> None:

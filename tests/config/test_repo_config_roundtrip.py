@@ -32,12 +32,14 @@ owners = st.builds(
 repos = st.text(ALNUM + "._-", min_size=1, max_size=12).filter(lambda r: r not in {".", ".."})
 upstreams = st.builds(lambda owner, repo: f"{owner}/{repo}", owners, repos)
 branches = st.lists(words, min_size=1, max_size=3).map("/".join)
-repo_paths = st.lists(st.text(ALNUM + "_-*", min_size=1, max_size=8), min_size=1, max_size=4).map(
-    "/".join
+# Names of the file path grammar (repo_config.REPO_PATH_RULE); globs add wildcards.
+PATH_CHARS = ALNUM + "._-+@"
+path_names = st.text(PATH_CHARS, min_size=1, max_size=8).filter(lambda n: n not in {".", ".."})
+glob_names = st.text(PATH_CHARS + "*?[]!", min_size=1, max_size=8).filter(
+    lambda n: n not in {".", ".."}
 )
-globs = st.text(ALNUM + "_-*?/. ", min_size=1, max_size=16).filter(
-    lambda g: g.strip() != "" and not g.startswith("/")
-)
+repo_paths = st.lists(path_names, min_size=1, max_size=4).map("/".join)
+globs = st.lists(glob_names, min_size=1, max_size=4).map("/".join)
 identifiers = st.builds(
     lambda head, tail: head + tail,
     st.sampled_from(string.ascii_letters + "_"),
@@ -83,7 +85,7 @@ configs = st.builds(
         LandingConfig,
         labels_on_approval=st.lists(labels, max_size=3).map(tuple),
         merge_method=st.sampled_from(["merge", "squash", "rebase"]),
-        paths=st.lists(repo_paths, max_size=3).map(tuple),
+        paths=st.lists(globs, max_size=3).map(tuple),
     ),
 )
 

@@ -8,7 +8,7 @@ from bot import bump_text
 from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.reconcile import enqueue_tick
 from bot.sandbox.harness import Harness
-from bot.subjects import RECONCILE_EVENT
+from bot.sources import RECONCILE_EVENT
 from tests.e2e.conftest import seed
 
 BRANCH = bump_text.bump_branch("flash-attention")

@@ -332,24 +332,37 @@ async def test_server_error_on_get_is_retried_with_short_backoff(
 async def test_server_error_retries_are_bounded(
     make_app: MakeApp, fake_github: FakeGitHub, sleeps: RecordingSleep
 ) -> None:
-    serve(fake_github, "PUT", REPO + "/x", Answer(500))
+    labels = REPO + "/issues/7/labels"
+    serve(fake_github, "PUT", labels, Answer(500))
     client = await make_app(max_retries=2).installation_client(11)
     with pytest.raises(gidgethub.GitHubBroken):
-        await client.put(REPO + "/x", data={})
-    assert len(fake_github.seen("PUT", REPO + "/x")) == 3
+        await client.put(labels, data={"labels": ["ready"]})
+    assert len(fake_github.seen("PUT", labels)) == 3
     assert sleeps.calls == [1.0, 2.0]
 
 
-@pytest.mark.parametrize("method", ["POST", "PATCH"])
+async def test_server_error_on_a_content_addressed_write_is_retried(
+    github_app: GitHubApp, fake_github: FakeGitHub, sleeps: RecordingSleep
+) -> None:
+    blobs = REPO + "/git/blobs"
+    serve(fake_github, "POST", blobs, Answer(502), OK)
+    client = await github_app.installation_client(11)
+    assert await client.post(blobs, data={"content": "eA==", "encoding": "base64"}) == OK.json
+    assert len(fake_github.seen("POST", blobs)) == 2
+    assert sleeps.calls == [1.0]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT"])
 async def test_server_error_on_a_write_that_may_have_happened_is_not_retried(
     github_app: GitHubApp, fake_github: FakeGitHub, sleeps: RecordingSleep, method: str
 ) -> None:
-    serve(fake_github, method, REPO + "/pulls", Answer(502), OK)
+    url = REPO + ("/pulls" if method == "POST" else "/pulls/7/merge")
+    serve(fake_github, method, url, Answer(502), OK)
     client = await github_app.installation_client(11)
-    send = client.post if method == "POST" else client.patch
+    send = client.post if method == "POST" else client.put
     with pytest.raises(gidgethub.GitHubBroken):
-        await send(REPO + "/pulls", data={"title": "bump"})
-    assert len(fake_github.seen(method, REPO + "/pulls")) == 1
+        await send(url, data={"title": "bump"})
+    assert len(fake_github.seen(method, url)) == 1
     assert sleeps.calls == []
 
 

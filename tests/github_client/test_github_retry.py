@@ -56,9 +56,40 @@ def test_rate_limit_beyond_max_retries_is_transient() -> None:
     assert raised.value.retry_after == 2.0
 
 
-@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE"])
-def test_server_errors_retried_for_idempotent_methods(method: str) -> None:
-    assert delay(gidgethub.GitHubBroken(http.HTTPStatus(503)), method=method) == 1.0
+REPO = "https://api.github.com/repos/o/r"
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "safe"),
+    [
+        ("GET", f"{REPO}/pulls?head=o:b", True),
+        ("HEAD", f"{REPO}", True),
+        ("POST", f"{REPO}/git/blobs", True),
+        ("POST", f"{REPO}/git/trees", True),
+        ("POST", f"{REPO}/git/commits", True),
+        ("POST", f"{REPO}/issues/7/labels", True),
+        ("PATCH", f"{REPO}/git/refs/heads/followup-bot/bump/fa", True),
+        ("PATCH", f"{REPO}/pulls/7", True),
+        ("PATCH", f"{REPO}/issues/7", True),
+        ("PATCH", f"{REPO}/issues/comments/99", True),
+        ("DELETE", f"{REPO}/issues/7/labels/ready", True),
+        ("POST", "https://ghe.example.test/api/v3/repos/o/r/git/blobs", True),
+        # creations: a 5xx does not say whether they happened
+        ("POST", f"{REPO}/pulls", False),
+        ("POST", f"{REPO}/issues/7/comments", False),
+        ("POST", f"{REPO}/issues", False),
+        ("POST", f"{REPO}/git/refs", False),
+        ("PUT", f"{REPO}/pulls/7/merge", False),
+        ("POST", "https://api.github.com/graphql", False),
+        ("POST", f"{REPO}/git/blobs/extra", False),
+    ],
+)
+def test_server_errors_retried_only_where_a_repeat_is_harmless(
+    method: str, url: str, safe: bool
+) -> None:
+    exc = gidgethub.GitHubBroken(http.HTTPStatus(503))
+    expected = 1.0 if safe else None
+    assert retry_delay(POLICY, method=method, url=url, exc=exc, attempt=1) == expected
 
 
 def test_server_error_backoff_is_capped() -> None:

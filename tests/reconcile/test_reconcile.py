@@ -7,8 +7,8 @@ import contextlib
 import json
 
 from bot.reconcile import enqueue_tick, reconcile_delivery, reconcile_forever
+from bot.sources import RECONCILE_EVENT
 from bot.store import Delivery
-from bot.subjects import RECONCILE_EVENT
 
 
 class RecordingInbox:
