@@ -27,6 +27,7 @@ from bot.store import Delivery
 log = logging.getLogger(__name__)
 
 ERROR_NOT_JSON = "delivery body is not a JSON object"
+ERROR_UNROUTABLE = "a {event} delivery whose fields cannot be routed (e.g. a non-string action)"
 ERROR_HANDLERS_FAILED = "{count} handler(s) failed: {details}"
 LOG_PERMANENT = "handler %s gave up on delivery %s: %s"
 LOG_TRANSIENT = "handler %s will retry delivery %s: %s: %s"
@@ -54,7 +55,10 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
         if name is None:
             raise PermanentError(REFUSED_EVENT.format(source=delivery.source, event=delivery.event))
         event = sansio.Event(data, event=name, delivery_id=delivery.delivery_id)
-        handlers = sorted(router.fetch(event), key=handler_name)
+        try:
+            handlers = sorted(router.fetch(event), key=handler_name)
+        except TypeError as exc:  # e.g. an "action" that is a list: unhashable
+            raise PermanentError(ERROR_UNROUTABLE.format(event=name)) from exc
         if not handlers:
             return
         done = await services.store.handlers_done(delivery.delivery_id)

@@ -54,6 +54,7 @@ class PinCommandContext:
     repo: Repo
     config: RepoConfig
     clock: Callable[[], float]
+    bot_login: str = bump.DEFAULT_BOT_LOGIN
 
 
 def describe(result: bump.PinResult) -> str:
@@ -151,5 +152,6 @@ async def _sync(ctx: PinCommandContext, name: str) -> bump.PinResult:
         ctx.repo.full_name,
         clock=ctx.clock,
         select=lambda pin: pin.name == name,
+        bot_login=ctx.bot_login,
     )
     return results[0]

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gidgethub import routing, sansio
 
 from bot import bump, bump_text
 from bot.followups import sync_delivery
-from bot.payload import field
+from bot.payload import field, optional
 from bot.repo_config import PinConfig
 from bot.services import Services
 from bot.sources import RECONCILE_EVENT, SYNC_EVENT
@@ -50,44 +51,51 @@ async def _sync(
 async def on_push(event: sansio.Event, services: Services) -> None:
     ref = field(event.data, "ref")
     pushed = field(event.data, "repository.full_name").lower()
-    if not ref.startswith(BRANCH_REF) or event.data.get("deleted") is True:
+    default_branch = optional(event.data, "repository.default_branch")
+    deleted = optional(event.data, "deleted", bool)
+    login = optional(event.data, "sender.login")
+    if not ref.startswith(BRANCH_REF) or deleted is True:
         return
-    branch = ref.removeprefix(BRANCH_REF)
-    sender = event.data.get("sender")
-    login = sender.get("login") if isinstance(sender, Mapping) else None
+    push = Push(pushed, ref.removeprefix(BRANCH_REF), default_branch, login)
     for downstream in services.settings.repositories:
-        select = _push_selection(services, downstream, pushed, branch, event.data, login)
+        select = _push_selection(services, downstream, push)
         if select is not None:
             delivery = sync_delivery(event.delivery_id, downstream, select, services.clock())
             await services.followups.submit(delivery)
 
 
-def _push_selection(
-    services: Services,
-    downstream: str,
-    pushed: str,
-    branch: str,
-    data: Mapping[str, Any],
-    sender: object,
-) -> Mapping[str, Any] | None:
-    """Which pins of ``downstream`` a push to ``pushed``@``branch`` may move (None: none)."""
-    if downstream.lower() != pushed:
-        return {"upstream": pushed, "branch": branch}
-    if branch == field(data, "repository.default_branch"):
+@dataclass(frozen=True)
+class Push:
+    repository: str  # lower case
+    branch: str
+    default_branch: str | None
+    sender: str | None
+
+
+def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[str, Any] | None:
+    """Which pins of ``downstream`` the push may move (None: none)."""
+    if downstream.lower() != push.repository:
+        return {"upstream": push.repository, "branch": push.branch}
+    if push.branch == push.default_branch:
         return SELECT_ALL
-    if branch.startswith(bump_text.BRANCH_PREFIX) and sender != services.settings.bot_login:
+    if (
+        push.branch.startswith(bump_text.BRANCH_PREFIX)
+        and push.sender != services.settings.bot_login
+    ):
         # A human pushed to a bump branch: look now, so the bot steps back at once.
-        return {"pin": branch.removeprefix(bump_text.BRANCH_PREFIX)}
+        return {"pin": push.branch.removeprefix(bump_text.BRANCH_PREFIX)}
     return None
 
 
 @router.register(SYNC_EVENT)
 async def on_sync(event: sansio.Event, services: Services) -> None:
-    repo = services.served(field(event.data, "repository.full_name"))
+    downstream = field(event.data, "repository.full_name")
+    select = _selector(field(event.data, "select", dict))
+    repo = services.served(downstream)
     if repo is None:
-        log.info(LOG_NOT_SERVED, "sync", field(event.data, "repository.full_name"))
+        log.info(LOG_NOT_SERVED, "sync", downstream)
         return
-    await _sync(services, repo.full_name, _selector(field(event.data, "select", dict)))
+    await _sync(services, repo.full_name, select)
 
 
 @router.register(RECONCILE_EVENT)
@@ -101,12 +109,12 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
 
 
 def _selector(select: Mapping[str, Any]) -> bump.PinSelector:
-    if isinstance(select.get("pin"), str):
-        name = str(select["pin"])
+    name = optional(select, "pin")
+    if name is not None:
         return lambda pin: pin.name == name
-    if isinstance(select.get("upstream"), str) and isinstance(select.get("branch"), str):
-        upstream, branch = str(select["upstream"]).lower(), str(select["branch"])
-        return lambda pin: pin.upstream.lower() == upstream and pin.branch == branch
+    upstream, branch = optional(select, "upstream"), optional(select, "branch")
+    if upstream is not None and branch is not None:
+        return lambda pin: pin.upstream.lower() == upstream.lower() and pin.branch == branch
     return _every_pin
 
 

@@ -151,7 +151,14 @@ async def _pin_command(
         )
     else:
         ctx = PinCommandContext(
-            gh, services.store, services.locks, services.blocking, repo, config, services.clock
+            gh,
+            services.store,
+            services.locks,
+            services.blocking,
+            repo,
+            config,
+            services.clock,
+            services.settings.bot_login,
         )
         reply = f"@{login} " + await run_pin_command(ctx, command, login=login, pull=pull)
     await retry_flow.reply_once(gh, services.store, repo, comment.number, comment.comment_id, reply)

@@ -1,0 +1,53 @@
+"""An upstream push is one unit of work per served repository: one failing never blocks another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.demo import DOWNSTREAM
+from bot.sandbox.harness import harness
+from bot.sources import SYNC_EVENT
+from bot.store import DeliveryStatus
+from tests.e2e.conftest import seed
+from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
+
+MISSING = "vllm-project/not-installed"  # served by config, but the App cannot reach it
+
+
+async def test_a_repository_that_fails_does_not_stop_the_others(tmp_path: Path) -> None:
+    async with harness(tmp_path, repositories=(MISSING, DOWNSTREAM), start=False) as env:
+        seed(env)
+        await env.start()
+        new = await merge_upstream(env, 1)
+        await env.settle()
+
+        [pull] = bump_pulls(env)
+        assert new[:7] in pull["title"]
+        store = env.running.services.store
+        failed = await store.list_deliveries(DeliveryStatus.FAILED)
+        assert failed
+        assert all(r.delivery.event == SYNC_EVENT for r in failed)
+        assert all(r.delivery.delivery_id.endswith(f"/sync/{MISSING}") for r in failed)
+        done = await store.list_deliveries(DeliveryStatus.DONE)
+        syncs = [r.delivery for r in done if r.delivery.event == SYNC_EVENT]
+        assert any(d.delivery_id.endswith(f"/sync/{DOWNSTREAM.lower()}") for d in syncs)
+
+
+async def test_a_redelivered_push_fans_out_nothing_new(tmp_path: Path) -> None:
+    async with harness(tmp_path, repositories=(DOWNSTREAM,), start=False) as env:
+        seed(env)
+        await env.start()
+        await merge_upstream(env, 1)
+        await env.settle()
+        push = next(d for d in env.sandbox.deliveries if d.event == "push")
+        before = len(env.sandbox.requests)
+
+        await env.sandbox.deliver("push", push.payload, delivery_id=push.delivery_id + "-again")
+        await env.settle()
+
+        # A new delivery id is a new reason to look: it reads, and writes nothing.
+        writes = [r for r in env.sandbox.requests[before:] if r.method != "GET"]
+        assert [r.operation_id for r in writes] == ["apps/create-installation-access-token"] * len(
+            writes
+        )
+        assert len(bump_pulls(env)) == 1
