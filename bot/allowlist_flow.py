@@ -24,7 +24,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import allowlist_text, bump, bump_text, changes, effects
+from bot import allowlist_text, bump, bump_text, changes, effects, neutralise
 from bot.abi import AuditResult, propose_pattern, render_table
 from bot.abi_log import PASSED, AuditEvidence, parse_audit_log
 from bot.allowlist_commit import AllowlistFile, Edit, plan_edit
@@ -117,7 +117,7 @@ async def _unexpected_comment(ctx: FlowContext, number: int, run: AuditRun, skip
     body = allowlist_text.COMMENT_UNEXPECTED.format(
         job_url=run.url,
         variable=ctx.allowlist.variable,
-        libraries="\n".join(f"- `{lib}`" for lib in libraries),
+        libraries=allowlist_text.code_list(libraries),
         file=ctx.allowlist.file,
         lines=allowlist_text.allowlist_lines(propose_pattern(libraries)),
     )
@@ -160,7 +160,8 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
             await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
             return "nothing to prune"
         base, text, edit = change
-        lines = "\n".join(run.evidence.lines)
+        # Log lines sit in a fixed fence: defused so they cannot carry a marker.
+        lines = "\n".join(neutralise.defuse(line) for line in run.evidence.lines)
         if state.head != head.sha:
             body = allowlist_text.COMMENT_HUMAN_OWNED.format(
                 job_url=run.url, file=ctx.allowlist.file, changes=edit.describe(), lines=lines
@@ -187,9 +188,7 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
             lines=lines,
         )
         if theirs:
-            body += allowlist_text.COMMENT_NOT_OWNED.format(
-                patterns=", ".join(f"`{p}`" for p in theirs)
-            )
+            body += allowlist_text.COMMENT_NOT_OWNED.format(patterns=allowlist_text.codes(theirs))
         await _comment_once(ctx, number, run.key, body)
         return "pruned"
 

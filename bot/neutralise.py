@@ -90,8 +90,9 @@ MAX_INLINE = 500  # characters of one line of others' text (a subject, a name, a
 KEYWORDS = r"close[sd]?|fix(?:e[sd])?|resolve[sd]?"
 # What may follow a closing keyword and be closed (an already defused one counts too,
 # so a keyword is broken whatever was done to its reference before).
-_WJ = "\u2060?"
+_WJ = "\u2060?"  # an optional word joiner
 REFERENCE_START = rf"#{_WJ}\d|[\w.-]+/[\w.-]+#{_WJ}\d|gh-{_WJ}\d|(?:https?|ftp){_WJ}://|www{_WJ}\."
+# Bounded, so that a long log line full of "http://" costs linear time, not quadratic.
 ISSUE_PATH = r"[^\s<>]{0,2000}?/(?:issues|pulls?|discussions)/\d"
 
 _KEYWORD = re.compile(rf"(?i)(?:{KEYWORDS})(?=:?\s*(?:{REFERENCE_START}))")
@@ -103,7 +104,7 @@ _COMMENT_OPEN = re.compile(r"<(?=!--)")
 # Dropped everywhere: C0/C1 controls but the line-breaking ones, bidi controls.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _DROP_CONTROLS = re.compile(rf"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f{_BIDI}]")
-# Line breaks as ``str.splitlines`` knows them, and the tab.
+# Line breaks as ``str.splitlines`` knows them.
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE_BREAK = re.compile(rf"\r\n|[{_BREAKS}]")
 

@@ -17,7 +17,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import changes, effects, retry_text
+from bot import changes, effects, neutralise, retry_text
 from bot.buildkite import BuildkiteClient, JobNotRetryable
 from bot.changes import Repo
 from bot.commands import Command
@@ -360,7 +360,9 @@ async def _force(
     match = next(((found, job) for found, job in failed if job.get("step_key") == step), None)
     if match is None:
         numbers = ", ".join(f"#{found.number}" for found in builds)
-        reason = retry_text.REFUSE_FORCE_UNKNOWN_STEP.format(step=step, build=numbers)
+        reason = retry_text.REFUSE_FORCE_UNKNOWN_STEP.format(
+            step=neutralise.code(step), build=numbers
+        )
         return await _refuse(ctx, request, reason)
     found, job = match
     row: dict[str, Any] = {
@@ -471,7 +473,7 @@ async def _create_sticky(
 
 async def _refuse(ctx: RetryContext, request: RetryRequest, reason: str) -> str:
     body = retry_text.REPLY_REFUSED.format(
-        login=request.login, command=request.command.line.strip(), reason=reason
+        login=request.login, command=neutralise.code(request.command.line.strip()), reason=reason
     )
     await reply_once(ctx.gh, ctx.store, ctx.repo, request.pr, request.comment_id, body)
     return f"refused: {reason}"

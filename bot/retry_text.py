@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,8 +24,9 @@ REFUSE_NOT_A_PR = "retry-flaky works on pull requests only"
 REFUSE_FORCE_NEEDS_STEP = "`--force` needs the step key of the one job to retry"
 REFUSE_FORCE_NEEDS_REASON = "`--force` needs `--reason TEXT`: forced retries are recorded"
 REFUSE_FORCE_PERMISSION = "only people with write access can force a retry"
-REFUSE_FORCE_UNKNOWN_STEP = "no failed job with step key `{step}` in build {build}"
-REPLY_REFUSED = "@{login} I did not run `{command}`: {reason}."
+# {step} and {command} are what a commenter typed: filled in as code spans.
+REFUSE_FORCE_UNKNOWN_STEP = "no failed job with step key {step} in build {build}"
+REPLY_REFUSED = "@{login} I did not run {command}: {reason}."
 REPLY_ERROR = "@{login} I could not read that command: {reason}."
 
 TOO_MANY_FAILED = (
@@ -44,7 +46,7 @@ WHY = {
 OUTCOME_PASSED = "passed on retry (flakiness confirmed)"
 OUTCOME_FAILED = "failed again (not retried again automatically)"
 OUTCOME_RUNNING = "running"
-# An action is the bot's link plus a short reason or message: cut only absurd ones.
+# An action the bot does not recognise is cut only when absurdly long.
 ACTION_LIMIT = 2000
 
 
@@ -53,10 +55,35 @@ def _cell(text: str) -> str:
     return neutralise.inline(text)
 
 
-def _markdown_cell(text: str) -> str:
-    """The bot's own Markdown with others' words inside (an action: a link plus a reason
-    or Buildkite's message), for a table cell: kept as Markdown, but defused."""
-    return neutralise.defuse(neutralise.one_line(text, limit=ACTION_LIMIT)).replace("|", "\\|")
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """What ``template.format(...)`` can give, with its fields as named groups."""
+    parts = re.split(r"\{(\w+)\}", template)
+    regex = "".join(
+        re.escape(part) if i % 2 == 0 else rf"(?P<{part}>{_URL if part == 'url' else '.*'})"
+        for i, part in enumerate(parts)
+    )
+    return re.compile(regex, re.S)
+
+
+_URL = r"[^\s()<>|\\]*"
+# Actions with others' words in them (the asker's reason, Buildkite's message): the
+# flow stores them formatted, so they are taken apart again to neutralise those words.
+_ACTIONS_WITH_TEXT = [
+    (template, _template_pattern(template)) for template in (ACTION_FORCED, ACTION_NOT_RETRYABLE)
+]
+
+
+def _action_cell(action: str) -> str:
+    """An action for a table cell: others' words in it are rendered inert, and the
+    bot's own Markdown (the new-job link) is kept."""
+    for template, pattern in _ACTIONS_WITH_TEXT:
+        if match := pattern.fullmatch(action):
+            fields = {
+                name: value if name == "url" else neutralise.inline(value)
+                for name, value in match.groupdict().items()
+            }
+            return template.format(**fields)
+    return neutralise.defuse(neutralise.one_line(action, limit=ACTION_LIMIT)).replace("|", "\\|")
 
 
 def sticky_body(
@@ -93,7 +120,7 @@ def sticky_body(
                 evidence += f" ([see]({row['evidence_link']}))"
             lines.append(
                 f"| {link} | {_cell(str(row['class']))} | {evidence} "
-                f"| {_markdown_cell(str(row['action']))} "
+                f"| {_action_cell(str(row['action']))} "
                 f"| {row.get('outcome') or ''} |"
             )
     lines += ["", MARKER_STICKY]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gidgethub import routing, sansio
 
-from bot import bump, retry_flow
+from bot import bump, neutralise, retry_flow
 from bot.changes import Repo
 from bot.commands import (
     BUMP,
@@ -104,7 +104,9 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
     elif services.buildkite is None:
         reason = REFUSE_NOT_CONFIGURED
     if reason is not None:
-        reply = REPLY_REFUSED.format(login=login, command=command.line.strip(), reason=reason)
+        reply = REPLY_REFUSED.format(
+            login=login, command=neutralise.code(command.line.strip()), reason=reason
+        )
         await retry_flow.reply_once(gh, services.store, repo, number, comment_id, reply)
         return
     assert services.buildkite is not None
@@ -147,7 +149,7 @@ async def _pin_command(
     )
     if not decision.allowed:
         reply = REPLY_REFUSED.format(
-            login=login, command=command.line.strip(), reason=decision.reason
+            login=login, command=neutralise.code(command.line.strip()), reason=decision.reason
         )
     else:
         ctx = PinCommandContext(

@@ -9,19 +9,17 @@ pushed" notice.
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from bot.demo import DOWNSTREAM
-from bot.sandbox.harness import Harness, app_key
+from bot.sandbox.harness import Harness
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_faults import assert_exactly_once, branch_pushes
 from tests.e2e.test_bump_flow import merge_upstream
-from tests.e2e.test_crash_restart import free_port, serve
+from tests.e2e.test_crash_restart import child_env, free_port, serve
 
 QUIET_TIMEOUT = 60.0
 CREATE_PHASE = ["git/create-blob", "git/create-tree", "git/create-commit", "git/create-ref"]
@@ -59,24 +57,6 @@ async def redeliver_missed(env: Harness) -> None:
         await env.sandbox.deliver(
             delivery.event, delivery.payload, delivery_id=delivery.delivery_id
         )
-
-
-def child_env(env: Harness, tmp_path: Path, port: int) -> dict[str, str]:
-    private_key, _ = app_key()
-    key_file = tmp_path / "app.pem"
-    key_file.write_text(private_key)
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "FOLLOWUP_BOT_WEBHOOK_SECRET": env.settings.webhook_secret,
-        "FOLLOWUP_BOT_APP_ID": env.settings.app_id,
-        "FOLLOWUP_BOT_PRIVATE_KEY_FILE": str(key_file),
-        "FOLLOWUP_BOT_REPOSITORIES": DOWNSTREAM,
-        "FOLLOWUP_BOT_GITHUB_API_URL": env.sandbox.base_url,
-        "FOLLOWUP_BOT_DATABASE": str(tmp_path / "serve.sqlite3"),
-        "FOLLOWUP_BOT_PORT": str(port),
-        "FOLLOWUP_BOT_RECONCILE_INTERVAL": "0",
-        "PYTHONUNBUFFERED": "1",
-    }
 
 
 async def crash_on(

@@ -66,6 +66,24 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
+def child_env(env: Harness, tmp_path: Path, port: int) -> dict[str, str]:
+    private_key, _ = app_key()
+    key_file = tmp_path / "app.pem"
+    key_file.write_text(private_key)
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "FOLLOWUP_BOT_WEBHOOK_SECRET": env.settings.webhook_secret,
+        "FOLLOWUP_BOT_APP_ID": env.settings.app_id,
+        "FOLLOWUP_BOT_PRIVATE_KEY_FILE": str(key_file),
+        "FOLLOWUP_BOT_REPOSITORIES": DOWNSTREAM,
+        "FOLLOWUP_BOT_GITHUB_API_URL": env.sandbox.base_url,
+        "FOLLOWUP_BOT_DATABASE": str(tmp_path / "serve.sqlite3"),
+        "FOLLOWUP_BOT_PORT": str(port),
+        "FOLLOWUP_BOT_RECONCILE_INTERVAL": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
 async def wait_for_bump_pr(env: Harness) -> dict[str, Any]:
     branch = bump_text.bump_branch("flash-attention")
     async with asyncio.timeout(PR_TIMEOUT):
@@ -78,27 +96,13 @@ async def wait_for_bump_pr(env: Harness) -> dict[str, Any]:
 
 async def test_accepted_delivery_is_processed_after_kill_9(env: Harness, tmp_path: Path) -> None:
     seed(env)
-    private_key, _ = app_key()
-    key_file = tmp_path / "app.pem"
-    key_file.write_text(private_key)
     port = free_port()
-    child_env = {
-        "PATH": os.environ.get("PATH", ""),
-        "FOLLOWUP_BOT_WEBHOOK_SECRET": env.settings.webhook_secret,
-        "FOLLOWUP_BOT_APP_ID": env.settings.app_id,
-        "FOLLOWUP_BOT_PRIVATE_KEY_FILE": str(key_file),
-        "FOLLOWUP_BOT_REPOSITORIES": DOWNSTREAM,
-        "FOLLOWUP_BOT_GITHUB_API_URL": env.sandbox.base_url,
-        "FOLLOWUP_BOT_DATABASE": str(tmp_path / "serve.sqlite3"),
-        "FOLLOWUP_BOT_PORT": str(port),
-        "FOLLOWUP_BOT_RECONCILE_INTERVAL": "0",
-        "PYTHONUNBUFFERED": "1",
-    }
+    child = child_env(env, tmp_path, port)
     env.sandbox.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
 
     # GitHub's API is down: the bot can accept the webhook but not act on it.
     env.sandbox.faults.fail_next(1_000_000, status=503)
-    async with serve(child_env) as first:
+    async with serve(child) as first:
         new = await env.sandbox.push_commit(UPSTREAM, {"csrc/a.cu": "// a\n"}, "Change (#190)")
         await env.sandbox.flush()
         assert env.sandbox.deliveries[-1].status == 202
@@ -106,7 +110,7 @@ async def test_accepted_delivery_is_processed_after_kill_9(env: Harness, tmp_pat
         await first.wait()
     env.sandbox.faults.clear()
 
-    async with serve(child_env):
+    async with serve(child):
         pull = await wait_for_bump_pr(env)
 
     assert pull["title"].endswith(f"to {new[:7]} (1 commit)")

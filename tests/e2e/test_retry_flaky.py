@@ -6,7 +6,7 @@ from typing import Any
 
 import aiohttp
 
-from bot import retry_text
+from bot import neutralise, retry_text
 from bot.buildkite import BuildkiteClient, BuildkiteConfig
 from bot.demo import CONFIG, DOWNSTREAM, PIPELINE
 from bot.sandbox.buildkite_state import JobSpec
@@ -229,7 +229,8 @@ async def test_permissions(ci_env: Harness) -> None:
         c["body"] for c in env.sandbox.comments(DOWNSTREAM, number) if "I did not run" in c["body"]
     ]
     assert len(replies) == 2
-    assert replies[0].startswith(f"@{STRANGER} I did not run `@bot retry-flaky`")
+    command = neutralise.code("@bot retry-flaky")
+    assert replies[0].startswith(f"@{STRANGER} I did not run {command}")
 
 
 async def test_the_author_may_ask_once_the_pr_is_ready(ci_env: Harness) -> None:

@@ -9,9 +9,7 @@ WJ = "\N{WORD JOINER}"
 
 MENTION = re.compile(r"@[\w-]")
 REFERENCE = re.compile(r"(?i)#\d|gh-\d")  # covers owner/repo#1 too
-ISSUE_URL = re.compile(
-    r"(?i)(?:(?:https?|ftp)://|www\.)[^\s<>]*/(?:issues|pulls?|discussions)/\d"
-)
+ISSUE_URL = re.compile(r"(?i)(?:(?:https?|ftp)://|www\.)[^\s<>]*/(?:issues|pulls?|discussions)/\d")
 # No word boundary before the keyword: stricter than GitHub ("prefixes #1" counts).
 CLOSING = re.compile(
     r"(?i)(?:close[sd]?|fix(?:es|ed)?|resolve[sd]?):?\s*"
@@ -19,7 +17,9 @@ CLOSING = re.compile(
 )
 MARKER_OPEN = "<!--"
 # Controls a one-line text must not hold: C0, DEL, C1, line/paragraph separators, bidi.
-ONE_LINE_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+ONE_LINE_FORBIDDEN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 BLOCK_FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 _ESCAPED = re.compile(r"\\[!-/:-@\[-`{-~]")
@@ -85,9 +85,11 @@ def code_span_content(span: str, *, table: bool = False) -> str:
     fence = re.match(r"`+", span)
     assert fence, span
     n = len(fence.group())
-    assert span.endswith(fence.group()) and len(span) > 2 * n, span
+    assert span.endswith(fence.group()), span
+    assert len(span) > 2 * n, span
     inner = span[n:-n]
-    assert not inner.startswith("`") and not inner.endswith("`"), span
+    assert not inner.startswith("`"), span
+    assert not inner.endswith("`"), span
     assert all(len(run) != n for run in re.findall(r"`+", inner)), span
     if inner.startswith(" ") and inner.endswith(" ") and inner.strip(" "):
         inner = inner[1:-1]

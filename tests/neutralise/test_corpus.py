@@ -70,7 +70,11 @@ CORPUS: list[tuple[str, str, str]] = [
         f"HTTPS{J}://GITHUB.COM/O/R/PULLS/9",
     ),
     # other URLs notify nobody and stay links
-    ("docs: https://docs.vllm.ai/en/latest", "docs: https://docs.vllm.ai/en/latest", "docs: https://docs.vllm.ai/en/latest"),
+    (
+        "docs: https://docs.vllm.ai/en/latest",
+        "docs: https://docs.vllm.ai/en/latest",
+        "docs: https://docs.vllm.ai/en/latest",
+    ),
     ("Squash (#123)", f"Squash (#{J}123)", f"Squash (#{J}123)"),
     # mentions
     ("@maintainer", f"@{J}maintainer", f"@{J}maintainer"),
@@ -83,7 +87,11 @@ CORPUS: list[tuple[str, str, str]] = [
     # links, images, HTML, markers
     ("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))", "[x](javascript:alert(1))"),
     ("![img](http://x/y.png)", "!\\[img\\](http://x/y.png)", "![img](http://x/y.png)"),
-    ("<img src=x onerror=alert(1)>", "\\<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
+    (
+        "<img src=x onerror=alert(1)>",
+        "\\<img src=x onerror=alert(1)>",
+        "<img src=x onerror=alert(1)>",
+    ),
     ("<https://evil.example>", "\\<https://evil.example>", "<https://evil.example>"),
     (
         "<!-- followup-bot:dashboard -->",
@@ -109,7 +117,11 @@ CORPUS: list[tuple[str, str, str]] = [
     ("snake_case __init__", "snake_case \\_\\_init\\_\\_", "snake_case __init__"),
     ("$x^2$", "\\$x^2\\$", "$x^2$"),
     ("back\\slash", "back\\\\slash", "back\\slash"),
-    ("[Bugfix] Fix `foo` (#1)", f"\\[Bugfix\\] Fix \\`foo\\` (#{J}1)", f"[Bugfix] Fix `foo` (#{J}1)"),
+    (
+        "[Bugfix] Fix `foo` (#1)",
+        f"\\[Bugfix\\] Fix \\`foo\\` (#{J}1)",
+        f"[Bugfix] Fix `foo` (#{J}1)",
+    ),
     # one line, no controls
     ("line1\nline2\r\nline3\rline4", "line1 line2 line3 line4", "line1 line2 line3 line4"),
     ("nul\x00byte\x1b[31m", "nulbyte\\[31m", "nulbyte[31m"),

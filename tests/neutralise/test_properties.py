@@ -79,10 +79,14 @@ def test_code_block_is_one_unbreakable_inert_block(text: str) -> None:
     assert BLOCK_FORBIDDEN.search(out) is None
     lines = out.split("\n")
     fence = re.match(r"`+", lines[0])
-    assert fence and len(fence.group()) >= 3
-    assert lines[0] == fence.group() + "text" and lines[-1] == fence.group()
+    assert fence
+    assert len(fence.group()) >= 3
+    assert lines[0] == fence.group() + "text"
+    assert lines[-1] == fence.group()
     # no line inside can close the fence (or open another one as long)
-    assert all(len(run) < len(fence.group()) for line in lines[1:-1] for run in re.findall(r"`+", line))
+    assert all(
+        len(run) < len(fence.group()) for line in lines[1:-1] for run in re.findall(r"`+", line)
+    )
 
 
 @given(hostile)
@@ -95,7 +99,9 @@ def test_defuse_is_inert_and_idempotent(text: str) -> None:
 @given(hostile)
 def test_neutralising_twice_is_still_safe(text: str) -> None:
     twice = inline(inline(text))
-    assert acts(twice) == [] and unescaped_markdown(twice) == [] and one_line_ok(twice)
+    assert acts(twice) == []
+    assert unescaped_markdown(twice) == []
+    assert one_line_ok(twice)
     assert commit_line(commit_line(text)) == commit_line(text)
     assert acts(code(code(text))) == []
     assert acts(code_block(code_block(text))) == []
