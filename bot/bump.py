@@ -113,7 +113,6 @@ class PinState(StateDoc):
     human_push_notified: bool = False
     # allowlist follow-ups this bump carries: pattern → narrower patterns ([] = delete)
     prunes: dict[str, list[str]] = field(default_factory=dict)
-    closed_comment_for: int | None = None
     # Write-ahead record of a bump in progress: {sha, target, source, base, pushed}.
     intent: dict[str, Any] | None = None
     last_result: str = ""
@@ -591,7 +590,7 @@ async def _close_not_needed(
     )
     marker = bump_text.MARKER_ALREADY_CURRENT.format(pin=pin.name)
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
-    state.closed_comment_for, state.intent = number, None
+    state.intent = None
     # Recorded before the close: a crash after it must not read as a human's close.
     state.extra["closed_by_bot"] = number
     await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
@@ -608,9 +607,7 @@ async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText, sh
 
     async def find() -> int | None:
         # A lost answer may hide a PR GitHub did open: the branch says.
-        pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
-        mine = (pr for pr in pulls if pr["state"] == "open" and pr["head"]["sha"] == sha)
-        return next((int(pr["number"]) for pr in mine), None)
+        return await _open_pull_number(ctx, branch, head=sha)
 
     try:
         return await effects.look_after_failure(create, find)
@@ -619,10 +616,21 @@ async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText, sh
         # delayed listing); update that one rather than failing or duplicating.
         if int(exc.status_code) != 422:
             raise
-        pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
-        existing = next((pr for pr in pulls if pr["state"] == "open"), None)
-        if existing is None:
+        number = await _open_pull_number(ctx, branch)
+        if number is None:
             raise
-        number = int(existing["number"])
         await changes.update_pull(ctx.gh, ctx.repo, number, title=text.title, body=text.body)
         return number
+
+
+async def _open_pull_number(
+    ctx: RepoContext, branch: str, *, head: str | None = None
+) -> int | None:
+    """The open PR of ``branch`` (whose head is ``head``, if given)."""
+    pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
+    found = (
+        int(pr["number"])
+        for pr in pulls
+        if pr["state"] == "open" and head in (None, pr["head"]["sha"])
+    )
+    return next(found, None)

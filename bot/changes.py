@@ -247,6 +247,15 @@ async def comment(gh: GitHubAPI, repo: Repo, number: int, body: str) -> int:
     return int(created["id"])
 
 
+async def edit_comment(gh: GitHubAPI, repo: Repo, comment_id: int, body: str) -> None:
+    """Replace a comment's body (setting it twice is harmless)."""
+    await gh.patch(
+        "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+        url_vars=repo.vars(comment_id=str(comment_id)),
+        data={"body": body},
+    )
+
+
 async def git_commit(gh: GitHubAPI, repo: Repo, sha: str) -> dict[str, Any]:
     """A commit as the Git Data API shows it: message, author, committer, tree, parents."""
     data: dict[str, Any] = await gh.getitem(

@@ -432,11 +432,7 @@ async def write_sticky(
         doc["comment_id"] = await _create_sticky(gh, store, repo, pr, key, doc, body)
     else:
         try:
-            await gh.patch(
-                "/repos/{owner}/{repo}/issues/comments/{comment_id}",
-                url_vars=repo.vars(comment_id=str(comment_id)),
-                data={"body": body},
-            )
+            await changes.edit_comment(gh, repo, int(comment_id), body)
         except gidgethub.BadRequest as exc:
             if int(exc.status_code) != 404:
                 raise
@@ -459,11 +455,8 @@ async def _create_sticky(
     if doc.get("creating"):
         found = await find()
         if found is not None:
-            await gh.patch(  # it may carry an older body than this attempt's
-                "/repos/{owner}/{repo}/issues/comments/{comment_id}",
-                url_vars=repo.vars(comment_id=str(found)),
-                data={"body": body},
-            )
+            # It may carry an older body than this attempt's.
+            await changes.edit_comment(gh, repo, found, body)
             return found
     else:
         doc["creating"] = True

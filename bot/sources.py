@@ -50,8 +50,3 @@ def routed_event(source: str, event: str) -> str | None:
     if source == Source.INTERNAL and _INTERNAL_EVENT.fullmatch(event):
         return event
     return None
-
-
-def accepted_header_event(source: Source, event: str) -> bool:
-    """Whether an intake may store a delivery of ``source`` naming ``event`` at all."""
-    return routed_event(source, event) is not None

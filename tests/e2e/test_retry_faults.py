@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot import retry_text
-from bot.demo import DOWNSTREAM
 from bot.sandbox.harness import Harness
+from tests.e2e.test_pin_commands import bot_replies
 from tests.e2e.test_retry_flaky import (
     INFRA,
     MAINTAINER,
@@ -72,8 +72,8 @@ async def test_a_lost_refusal_answer_makes_no_second_refusal(ci_env: Harness) ->
 
     await ask(env, number, STRANGER)
 
-    replies = [c for c in env.sandbox.comments(DOWNSTREAM, number) if c["user"]["type"] == "Bot"]
-    assert len(replies) == 1, [c["body"] for c in replies]
+    replies = bot_replies(env, number)
+    assert len(replies) == 1, replies
     assert retried(env) == []
 
 
@@ -86,5 +86,5 @@ async def test_a_failed_refusal_is_posted_on_the_retry_not_lost(ci_env: Harness)
 
     await ask(env, number, STRANGER)
 
-    replies = [c for c in env.sandbox.comments(DOWNSTREAM, number) if c["user"]["type"] == "Bot"]
-    assert len(replies) == 1, [c["body"] for c in replies]
+    replies = bot_replies(env, number)
+    assert len(replies) == 1, replies

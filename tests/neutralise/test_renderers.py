@@ -8,6 +8,7 @@ import re
 from bot import allowlist_text, bump_text, dashboard_text, landing_text, retry_text
 from bot.bump_text import UpstreamCommit
 from bot.dashboard_text import DashboardData, EntryRow, PinRow, RetryRow
+from tests.bump.test_bump_text import NEW, OLD, WEB, render
 from tests.neutralise.laws import WJ, acts, table_cells, unescaped_markdown
 
 _CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`).*?(?<!`)\1(?!`)")  # an escaped ` opens none
@@ -24,25 +25,12 @@ EVIL = (
     "<img src=x> <!-- followup-bot:dashboard --> | cell\n# heading\n```\r\x00\u2028end"
 )
 EVIL_AUTHOR = "@maintainer"
-WEB = "https://github.com/vllm-project/flash-attention"
-OLD, NEW = "a" * 40, "b" * 40
 
 
 def render_bump(subject: str, author: str = EVIL_AUTHOR) -> bump_text.BumpText:
     sha = "c" * 40
     commit = UpstreamCommit(sha, "2026-08-01", author, subject, f"{WEB}/commit/{sha}")
-    return bump_text.render(
-        pin="flash-attention",
-        dependency="vllm-flash-attn",
-        file="cmake/external_projects/vllm_flash_attn.cmake",
-        upstream="vllm-project/flash-attention",
-        branch="main",
-        old=OLD,
-        new=NEW,
-        total_commits=1,
-        commits=[commit],
-        compare_url=f"{WEB}/compare/{OLD}...{NEW}",
-    )
+    return render([commit])
 
 
 def test_bump_pr_body_lists_a_hostile_subject_inertly() -> None:
