@@ -66,10 +66,13 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 
 
 _URL = r"[^\s()<>|\\]*"
-# Actions with others' words in them (the asker's reason, Buildkite's message): the
-# flow stores them formatted, so they are taken apart again to neutralise those words.
+# Actions the flow stores formatted: taken apart again so that others' words in
+# them (the asker's reason, Buildkite's message) are neutralised while the bot's
+# own new-job link is kept as it is (a job id fragment such as `#6a1…` must not
+# be defused like an issue reference).
 _ACTIONS_WITH_TEXT = [
-    (template, _template_pattern(template)) for template in (ACTION_FORCED, ACTION_NOT_RETRYABLE)
+    (template, _template_pattern(template))
+    for template in (ACTION_RETRIED, ACTION_FORCED, ACTION_NOT_RETRYABLE)
 ]
 
 

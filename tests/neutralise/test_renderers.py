@@ -158,3 +158,25 @@ def test_allowlist_suggestion_is_python_that_means_the_patterns() -> None:
     hostile = allowlist_text.allowlist_lines(["@x <!-- #1"])
     assert acts(hostile) == []
     assert hostile == '    "@\\u2060x <\\u2060!-- #\\u20601",'
+
+
+def test_retry_sticky_comment_keeps_the_new_job_link_intact() -> None:
+    new_job = "https://bk.example/vllm/ci/builds/2#63bcf4b2-6b66-4712-ac25-d631c90a4624"
+    body = retry_text.sticky_body(
+        builds=[{"pipeline": "ci", "number": 2, "url": "https://bk.example/vllm/ci/builds/2"}],
+        requested_by="alice",
+        reason=None,
+        command_url="https://github.com/a/b/pull/5#issuecomment-1",
+        rows=[
+            {
+                "name": "GPU",
+                "url": "https://bk.example/vllm/ci/builds/2#242ec064",
+                "class": "infra",
+                "evidence": "agent lost",
+                "evidence_link": None,
+                "action": retry_text.ACTION_RETRIED.format(url=new_job),
+                "outcome": retry_text.OUTCOME_RUNNING,
+            }
+        ],
+    )
+    assert f"retried → [new job]({new_job})" in body
