@@ -38,6 +38,7 @@ import aiohttp
 from aiohttp import hdrs, web
 
 from bot.inbox import Inbox
+from bot.sources import Source, routed_event
 from bot.store import Delivery
 
 logger = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ BUILDKITE_BODY_ID_PREFIX = "bk:"
 BUILDKITE_SIGNATURE_MAX_AGE = 300.0
 
 MISSING_BUILDKITE_EVENT = "missing X-Buildkite-Event header"
+NOT_AN_EVENT_OF = "{event!r} is not an event name {source} sends"
 BAD_BUILDKITE_SIGNATURE = "missing, invalid or stale X-Buildkite-Signature"
 BAD_BUILDKITE_TOKEN = "missing or invalid X-Buildkite-Token"
 ONE_BUILDKITE_CREDENTIAL = "configure exactly one of a Buildkite signature secret or token"
@@ -173,6 +175,12 @@ def buildkite_delivery_id(request_id: str | None, body: bytes) -> str:
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
+
+
+def _refuse_event(shown_id: str, source: Source, event: str) -> web.Response:
+    message = NOT_AN_EVENT_OF.format(event=event, source=source.value)
+    logger.info(LOG_REJECTED, shown_id, message)
+    return _error(400, message)
 
 
 # What a sender's broken body looks like while it is read: the connection was lost
@@ -337,6 +345,9 @@ def github_webhook_handler(
         if not event or not delivery_id:
             logger.info(LOG_REJECTED, delivery_id or "?", MISSING_HEADERS)
             return _error(400, MISSING_HEADERS)
+        if routed_event(Source.GITHUB, event) is None:
+            # Above all the bot's internal events: nobody outside may name them.
+            return _refuse_event(delivery_id, Source.GITHUB, event)
         form = _is_form(request)
         if form is None:
             logger.info(LOG_REJECTED, delivery_id, UNSUPPORTED_CONTENT_TYPE)
@@ -418,6 +429,8 @@ def buildkite_webhook_handler(
         if not event:
             logger.info(LOG_REJECTED, shown_id, MISSING_BUILDKITE_EVENT)
             return _error(400, MISSING_BUILDKITE_EVENT)
+        if routed_event(Source.BUILDKITE, event) is None:
+            return _refuse_event(shown_id, Source.BUILDKITE, event)
         body = await _read_capped(request, max_body, shown_id)
         if isinstance(body, web.Response):
             return body

@@ -16,7 +16,10 @@ import aiohttp
 import pytest
 
 from bot import bump
+from bot.app import DEFAULT_ROUTERS
 from bot.demo import DOWNSTREAM
+from bot.dispatch import build_dispatcher
+from bot.errors import PermanentError
 from bot.sandbox.buildkite_webhooks import signature_header
 from bot.sandbox.github_webhooks import sign
 from bot.sandbox.harness import Harness
@@ -27,7 +30,7 @@ from bot.sources import (
     SYNC_EVENT,
     routed_event,
 )
-from bot.store import DeliveryStatus
+from bot.store import Delivery, DeliveryStatus
 from tests.e2e.test_pin_commands import MAINTAINER, bot_replies, setup
 
 
@@ -93,12 +96,6 @@ async def _post_as_github(env: Harness, event: str, payload: Mapping[str, Any]) 
         return response.status
 
 
-async def _refused(env: Harness, source: str, event: str) -> list[str]:
-    failed = await env.running.services.store.list_deliveries(DeliveryStatus.FAILED)
-    reason = REFUSED_EVENT.format(source=source, event=event)
-    return [str(r.last_error) for r in failed if reason in str(r.last_error)]
-
-
 async def test_a_buildkite_signed_comment_is_not_obeyed(ci_env: Harness) -> None:
     number = await setup(ci_env)
     ci_env.sandbox.comment_as(DOWNSTREAM, number, MAINTAINER, "@bot help")
@@ -147,7 +144,28 @@ async def test_internal_events_cannot_come_from_github(ci_env: Harness, event: s
     status = await _post_as_github(ci_env, event, payload)
     await ci_env.settle()
 
-    assert status in (202, 400)
+    assert status == 400  # refused at the door: never stored, never dispatched
     assert len(ci_env.sandbox.pulls(DOWNSTREAM)) == before
-    if status == 202:
-        assert await _refused(ci_env, "github", event)
+    failed = await ci_env.running.services.store.list_deliveries(DeliveryStatus.FAILED)
+    assert failed == []
+
+
+@pytest.mark.parametrize(
+    ("source", "event"),
+    [("github", RECONCILE_EVENT), ("buildkite", SYNC_EVENT), ("elsewhere", "push")],
+)
+async def test_the_dispatcher_refuses_what_a_source_cannot_send(
+    ci_env: Harness, source: str, event: str
+) -> None:
+    """Behind the intake's check, the dispatcher holds the same line (stored deliveries,
+    other intakes)."""
+    await ci_env.start()
+    dispatch = build_dispatcher(DEFAULT_ROUTERS, ci_env.running.services)
+    payload = json.dumps({"repository": {"full_name": DOWNSTREAM}, "select": {"all": True}})
+    delivery = Delivery("forged-1", source, event, payload.encode(), "s", 0.0)
+
+    with pytest.raises(PermanentError) as raised:
+        await dispatch(delivery)
+
+    assert str(raised.value) == REFUSED_EVENT.format(source=source, event=event)
+    assert ci_env.sandbox.requests == []
