@@ -19,7 +19,7 @@ import fnmatch
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import gidgethub
 from gidgethub.abc import GitHubAPI
@@ -39,6 +39,7 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 STALE_STATE_KIND = "allowlist-stale"
+PRUNE_INTENT = "prune_intent"  # in the pin's bump state: a prune commit being pushed
 ERROR_BUMP_UNFINISHED = "the bump of {pin} is unfinished; the allowlist follow-up waits for it"
 
 
@@ -134,6 +135,11 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
     async with ctx.locks.hold(key):
         state = bump.PinState.load(await ctx.store.get_state(bump.STATE_KIND, key))
         head = await _branch_head(ctx, branch)
+        intent = state.extra.get(PRUNE_INTENT)
+        if _prune_pushed(intent, run, head):
+            # Our prune commit for this very evidence reached the branch and the run
+            # stopped there: finish it rather than read the branch as moved on.
+            return await _finish_prune(ctx, key, state, intent)
         if head is None or head.sha != run.commit:
             return "evidence is not for the bump branch's head"
         if state.intent is not None:
@@ -170,15 +176,6 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
             return "human-owned branch: suggested only"
         message = f"{allowlist_text.COMMIT_PRUNE.format(pin=pin.name)}\n\n{edit.describe()}\n"
         sha = (await ctx.file.commit(base, text, message)).sha
-        state.pending = sha
-        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
-        if base.sha == head.sha:
-            await changes.advance_branch(ctx.gh, ctx.repo, branch, sha)
-        else:  # replacing the bot's own earlier prune commit
-            await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=True)
-        state.head, state.pending, state.prunes = sha, None, prunes
-        state.extra["prune_base"] = base.sha
-        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
         body = allowlist_text.COMMENT_PRUNED.format(
             job_url=run.url,
             upstream=pin.upstream,
@@ -189,8 +186,39 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
         )
         if theirs:
             body += allowlist_text.COMMENT_NOT_OWNED.format(patterns=allowlist_text.codes(theirs))
-        await _comment_once(ctx, number, run.key, body)
-        return "pruned"
+        # Recorded before the branch moves: the commit, and the comment that explains it.
+        intent = {"run": run.key, "sha": sha, "base": base.sha, "prunes": prunes}
+        intent.update(pr=number, body=body)
+        state.pending, state.extra[PRUNE_INTENT] = sha, intent
+        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+        if base.sha == head.sha:
+            await changes.advance_branch(ctx.gh, ctx.repo, branch, sha)
+        else:  # replacing the bot's own earlier prune commit
+            await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=True)
+        return await _finish_prune(ctx, key, state, intent)
+
+
+def _prune_pushed(
+    intent: object, run: AuditRun, head: changes.BranchHead | None
+) -> TypeGuard[dict[str, Any]]:
+    """Whether ``intent`` is this run's prune commit and it is the branch's head."""
+    if not isinstance(intent, dict) or head is None:
+        return False
+    return intent.get("run") == run.key and intent.get("sha") == head.sha
+
+
+async def _finish_prune(
+    ctx: FlowContext, key: str, state: bump.PinState, intent: Mapping[str, Any]
+) -> str:
+    """The prune commit is on the branch: record it, then explain it on the PR."""
+    state.head, state.pending = str(intent["sha"]), None
+    state.prunes = {str(p): list(n) for p, n in dict(intent["prunes"]).items()}
+    state.extra["prune_base"] = intent["base"]
+    await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+    await _comment_once(ctx, int(intent["pr"]), str(intent["run"]), str(intent["body"]))
+    state.extra.pop(PRUNE_INTENT, None)
+    await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+    return "pruned"
 
 
 async def _branch_head(ctx: FlowContext, branch: str) -> changes.BranchHead | None:

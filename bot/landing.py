@@ -24,7 +24,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot import bump, bump_text, changes, effects, landing_text, retry_flow
 from bot.blocking import BlockingRunner
-from bot.buildkite import BuildkiteClient, JobNotRetryable
+from bot.buildkite import BuildkiteClient
 from bot.changes import Repo
 from bot.flaky import Verdict
 from bot.landing_rules import (
@@ -106,6 +106,7 @@ class LandingState(StateDoc):
     auto_merge_for: str | None = None  # the head auto-merge was enabled for
     failed_runs: dict[str, int] = field(default_factory=dict)  # head → failed CI runs
     seen_failures: list[str] = field(default_factory=list)  # build failures already acted on
+    handling: dict[str, int] = field(default_factory=dict)  # a failure being acted on → its run
     stopped_for: str | None = None  # a real failure left this head to humans
     reapproval_for: str | None = None  # the head the "re-approval needed" comment is about
     merged_sha: str | None = None
@@ -337,12 +338,21 @@ async def head_builds(
 
 
 async def _merge(ctx: LandingContext, number: int, state: LandingState, head: str) -> str:
-    try:
+    async def merge() -> bool:
         await ctx.gh.put(
             "/repos/{owner}/{repo}/pulls/{number}/merge",
             url_vars=ctx.repo.vars(number=str(number)),
             data={"sha": head, "merge_method": ctx.landing.merge_method},
         )
+        return True
+
+    async def merged() -> bool | None:
+        # A lost answer may hide a merge GitHub did make: the PR says.
+        pull = await _pull(ctx, number)
+        return True if pull.get("merged") and pull["head"]["sha"] == head else None
+
+    try:
+        await effects.look_after_failure(merge, merged)
     except gidgethub.BadRequest as exc:
         status = int(exc.status_code)
         if status == MERGE_NOT_ALLOWED:
@@ -470,11 +480,32 @@ async def _failed_build(
     seen = f"{found.key}:" + ",".join(sorted(str(job["id"]) for job in failed))
     if seen in state.seen_failures:
         return "this failure was handled already"
-    # Counted before acting: a redelivery or a crash never buys the head an extra attempt.
-    runs = state.failed_runs.get(head, 0) + 1
-    state.failed_runs[head] = runs
+    runs = state.handling.get(seen)
+    if runs is None:
+        # Counted before acting: a redelivery or a crash never buys the head an extra
+        # attempt. It is marked handled only once acted on, so a crash in between
+        # finishes the job on the rerun (with this same count) instead of losing it.
+        runs = state.failed_runs.get(head, 0) + 1
+        state.failed_runs[head] = runs
+        state.handling = {seen: runs}
+        await _save(ctx, number, state)
+    outcome = await _act_on_failure(ctx, number, state, pull, found, failed, runs)
     state.seen_failures.append(seen)
+    state.handling = {}
     await _save(ctx, number, state)
+    return outcome
+
+
+async def _act_on_failure(
+    ctx: LandingContext,
+    number: int,
+    state: LandingState,
+    pull: Mapping[str, Any],
+    found: FoundBuild,
+    failed: list[dict[str, Any]],
+    runs: int,
+) -> str:
+    head = str(pull["head"]["sha"])
     limit = ctx.config.retry.max_failed_jobs
     if len(failed) > limit:
         rows = [_plain_row(job) for job in failed]
@@ -535,15 +566,10 @@ async def _retry(
 ) -> int:
     """Retry one job (1) or learn it cannot be (0); recorded like retry-flaky's retries."""
     step_key = f"{found.key}/{row.get('step_key') or row['job_id']}"
-    step = await ctx.store.get_state(retry_flow.STEP_KIND, step_key) or {}
-    count = int(step.get("count", 0))
-    # Recorded before the call, as retry-flaky does, so its per-step cap sees it.
-    await ctx.store.put_state(retry_flow.STEP_KIND, step_key, {"count": count + 1})
-    try:
-        new = await _bk(ctx).retry_job(found.org, found.pipeline, found.number, row["job_id"])
-    except JobNotRetryable as exc:
-        await ctx.store.put_state(retry_flow.STEP_KIND, step_key, {"count": count})
-        log.info("%s#%d: %s not retried: %s", ctx.repo.full_name, number, row["name"], exc)
+    # Counted like retry-flaky's retries, so its per-step cap sees them.
+    new = await retry_flow.retry_counted(_bk(ctx), ctx.store, found, row["job_id"], step_key)
+    if isinstance(new, str):
+        log.info("%s#%d: %s not retried: %s", ctx.repo.full_name, number, row["name"], new)
         return 0
     await ctx.store.put_state(
         retry_flow.JOB_KIND,

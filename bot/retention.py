@@ -54,6 +54,10 @@ PRUNABLE_KINDS: frozenset[str] = frozenset(
         # retry_flow.STEP_KIND: retries per step of one build, for the
         # per-step cap. Nobody retries a build a month after its last retry.
         "retry-step",
+        # retry_flow.PLAN_KIND: what a retry-flaky command is about to do, deleted
+        # once it is done; one left behind belongs to a command whose delivery
+        # gave up long ago.
+        "retry-plan",
         # retry_flow.STICKY_KIND: a PR's one retry comment, edited in place.
         # After a quiet month a new command posts a fresh comment instead.
         "retry-pr",

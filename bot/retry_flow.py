@@ -41,6 +41,10 @@ COMMAND_KIND = "retry-command"
 STICKY_KIND = "retry-pr"
 JOB_KIND = "retry-job"
 STEP_KIND = "retry-step"
+# What a command is about to do, written before its first retry: a rerun after a
+# crash carries out this plan instead of deciding again on a build its own
+# retries have changed (a retried job no longer shows as failed).
+PLAN_KIND = "retry-plan"
 LOG_TAIL_BYTES = 65536
 DAY = 86400.0
 
@@ -108,8 +112,13 @@ async def run_retry_flaky(ctx: RetryContext, request: RetryRequest) -> str:
     if await ctx.store.get_state(COMMAND_KIND, command_key) is not None:
         return "command already handled"
     async with ctx.locks.hold(f"{ctx.repo.full_name}#pr{request.pr}"):
-        outcome = await _run_locked(ctx, request)
+        plan = await ctx.store.get_state(PLAN_KIND, command_key)
+        if plan is not None:
+            outcome = await _carry_out(ctx, request, plan)
+        else:
+            outcome = await _run_locked(ctx, request)
         await ctx.store.put_state(COMMAND_KIND, command_key, {"outcome": outcome})
+        await ctx.store.delete_state(PLAN_KIND, command_key)
         return outcome
 
 
@@ -141,8 +150,54 @@ async def _run_locked(ctx: RetryContext, request: RetryRequest) -> str:
     if now_head != head:
         reason = retry_text.REFUSE_HEAD_MOVED.format(old7=head[:7], new7=now_head[:7])
         return await _refuse(ctx, request, reason)
-    rows = [await _act(ctx, request, found, job, verdict) for found, job, verdict in decided]
-    await _sticky(ctx, request, builds, rows=rows)
+    items = [(found, *_decided_row(job, verdict)) for found, job, verdict in decided]
+    return await _plan_and_carry_out(ctx, request, builds, items, forced=None)
+
+
+Item = tuple[FoundBuild, dict[str, Any], bool]  # the build, the row, whether to retry
+
+
+async def _plan_and_carry_out(
+    ctx: RetryContext,
+    request: RetryRequest,
+    builds: Sequence[FoundBuild],
+    items: Sequence[Item],
+    *,
+    forced: str | None,
+) -> str:
+    """Record what the command is about to do, then do it."""
+    index = {found.key: n for n, found in enumerate(builds)}
+    plan = {
+        "builds": [
+            {
+                "org": f.org,
+                "pipeline": f.pipeline,
+                "build": {"number": f.number, "web_url": f.build.get("web_url")},
+            }
+            for f in builds
+        ],
+        "items": [
+            {"build": index[found.key], "row": row, "retry": retry} for found, row, retry in items
+        ],
+        "forced": forced,
+    }
+    key = f"{ctx.repo.full_name}#{request.comment_id}"
+    await ctx.store.put_state(PLAN_KIND, key, plan)
+    return await _carry_out(ctx, request, plan)
+
+
+async def _carry_out(ctx: RetryContext, request: RetryRequest, plan: dict[str, Any]) -> str:
+    builds = [FoundBuild(b["org"], b["pipeline"], dict(b["build"])) for b in plan["builds"]]
+    forced = plan.get("forced")
+    rows = [
+        await _act(ctx, request, builds[item["build"]], dict(item["row"]), forced=forced)
+        if item["retry"]
+        else dict(item["row"])
+        for item in plan["items"]
+    ]
+    await _sticky(ctx, request, builds, rows=rows, merge=forced is not None)
+    if forced is not None:
+        return f"forced retry of {forced}"
     retried = sum(1 for row in rows if row.get("new_job_id"))
     return f"{retried} of {len(rows)} failed jobs retried"
 
@@ -246,13 +301,8 @@ async def _tail(ctx: RetryContext, found: FoundBuild, job: dict[str, Any]) -> by
     )
 
 
-async def _act(
-    ctx: RetryContext,
-    request: RetryRequest,
-    found: FoundBuild,
-    job: dict[str, Any],
-    verdict: Verdict,
-) -> dict[str, Any]:
+def _decided_row(job: dict[str, Any], verdict: Verdict) -> tuple[dict[str, Any], bool]:
+    """A job's row of the sticky comment as decided, and whether to retry it."""
     row: dict[str, Any] = {
         "job_id": str(job["id"]),
         "name": str(job.get("name") or job.get("step_key") or job["id"]),
@@ -266,13 +316,27 @@ async def _act(
     if not verdict.retry:
         why = retry_text.WHY.get(verdict.failure_class.value, verdict.failure_class.value)
         row["action"] = retry_text.ACTION_NOT_RETRIED.format(why=why)
-        return row
-    step_key = f"{found.key}/{job.get('step_key') or job['id']}"
-    count = int((await ctx.store.get_state(STEP_KIND, step_key) or {}).get("count", 0))
-    if count >= ctx.config.retry.max_retries_per_step:
+    return row, verdict.retry
+
+
+async def _act(
+    ctx: RetryContext,
+    request: RetryRequest,
+    found: FoundBuild,
+    row: dict[str, Any],
+    *,
+    forced: str | None,
+) -> dict[str, Any]:
+    """Retry the row's job, unless its step reached the cap (a forced retry ignores it)."""
+    job_id = row["job_id"]
+    step_key = f"{found.key}/{row.get('step_key') or job_id}"
+    step = await ctx.store.get_state(STEP_KIND, step_key) or {}
+    count = int(step.get("count", 0))
+    counted = job_id in (step.get("jobs") or [])  # by an attempt that did not finish
+    if forced is None and not counted and count >= ctx.config.retry.max_retries_per_step:
         row["action"] = retry_text.ACTION_CAP.format(count=count)
         return row
-    return await _retry(ctx, request, found, row, step_key, count, forced=False)
+    return await _retry(ctx, request, found, row, step_key, forced=forced is not None)
 
 
 async def _retry(
@@ -281,33 +345,14 @@ async def _retry(
     found: FoundBuild,
     row: dict[str, Any],
     step_key: str,
-    count: int,
     *,
     forced: bool,
 ) -> dict[str, Any]:
     job_id = row["job_id"]
-    # Recorded before the call: after a crash, Buildkite's `retried` flag and this
-    # record together say what happened, so the job is never retried twice.
-    await ctx.store.put_state(STEP_KIND, step_key, {"count": count + 1})
-
-    async def find() -> dict[str, Any] | None:
-        return await retried_as(ctx.bk, found, job_id)
-
-    try:
-        # A lost answer (5xx, timeout) may hide a retry Buildkite did make.
-        new = await effects.look_after_failure(
-            lambda: ctx.bk.retry_job(found.org, found.pipeline, found.number, job_id), find
-        )
-    except JobNotRetryable as exc:
-        existing = await find()  # "already retried": by an attempt of ours whose answer was lost?
-        if existing is None:
-            await ctx.store.put_state(STEP_KIND, step_key, {"count": count})
-            row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=exc.message)
-            return row
-        new = existing
-    except Exception:
-        await ctx.store.put_state(STEP_KIND, step_key, {"count": count})  # nothing happened
-        raise
+    new = await retry_counted(ctx.bk, ctx.store, found, job_id, step_key)
+    if isinstance(new, str):
+        row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=new)
+        return row
     new_url = str(new.get("web_url") or "")
     row["new_job_id"] = str(new["id"])
     if forced:
@@ -336,6 +381,55 @@ async def _retry(
         },
     )
     return row
+
+
+async def retry_counted(
+    bk: BuildkiteClient, store: Store, found: FoundBuild, job_id: str, step_key: str
+) -> dict[str, Any] | str:
+    """Retry one job, counted against its step: the new job, or Buildkite's reason for
+    refusing. Shared by retry-flaky and landing.
+
+    The job is counted (by its id, so a rerun does not count it twice) before the
+    call: after a crash, Buildkite's ``retried`` flag and this record together say
+    what happened, so the job is never retried twice. A lost answer, or an "already
+    retried" refusal, is checked against the job's ``retried_in_job_id``: a retry an
+    earlier attempt did make is that attempt's answer.
+    """
+
+    async def find() -> dict[str, Any] | None:
+        return await retried_as(bk, found, job_id)
+
+    if not await _count_retry(store, step_key, job_id, +1):
+        # Counted by an attempt that did not finish: it may have retried the job.
+        earlier = await find()
+        if earlier is not None:
+            return earlier
+    try:
+        return await effects.look_after_failure(
+            lambda: bk.retry_job(found.org, found.pipeline, found.number, job_id), find
+        )
+    except JobNotRetryable as exc:
+        existing = await find()
+        if existing is not None:
+            return existing
+        await _count_retry(store, step_key, job_id, -1)
+        return exc.message
+    except Exception:
+        await _count_retry(store, step_key, job_id, -1)  # nothing happened
+        raise
+
+
+async def _count_retry(store: Store, step_key: str, job_id: str, change: int) -> bool:
+    """Count a retry of ``job_id`` against its step (+1), or take it back (-1); False
+    when there was nothing to change (counted already, or never counted)."""
+    doc = await store.get_state(STEP_KIND, step_key) or {}
+    jobs = [str(job) for job in doc.get("jobs") or []]
+    if (job_id in jobs) == (change > 0):
+        return False
+    jobs = [*jobs, job_id] if change > 0 else [job for job in jobs if job != job_id]
+    count = max(int(doc.get("count", 0)) + change, 0)
+    await store.put_state(STEP_KIND, step_key, {"count": count, "jobs": jobs})
+    return True
 
 
 async def retried_as(bk: BuildkiteClient, found: FoundBuild, job_id: str) -> dict[str, Any] | None:
@@ -375,11 +469,7 @@ async def _force(
         "evidence_link": None,
         "rule": None,
     }
-    step_key = f"{found.key}/{step}"
-    count = int((await ctx.store.get_state(STEP_KIND, step_key) or {}).get("count", 0))
-    row = await _retry(ctx, request, found, row, step_key, count, forced=True)
-    await _sticky(ctx, request, builds, rows=[row], merge=True)
-    return f"forced retry of {step}"
+    return await _plan_and_carry_out(ctx, request, builds, [(found, row, True)], forced=step)
 
 
 async def _sticky(

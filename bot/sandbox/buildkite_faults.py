@@ -27,6 +27,7 @@ class Fault:
     status: int
     path_contains: str | None
     ghost: bool = False
+    crash: bool = False  # a ghost after which ``Faults.on_crash`` runs (kill the bot)
 
 
 def fault_message(status: int) -> str:
@@ -42,6 +43,14 @@ class Faults:
     def __init__(self) -> None:
         self.latency: float = 0.0
         self._pending: list[Fault] = []
+        self.on_crash: Callable[[], None] | None = None
+        self.injected: list[Fault] = []
+
+    def crash_after(self, path_contains: str, on_crash: Callable[[], None]) -> None:
+        """The next matching request is carried out, then ``on_crash`` runs before any
+        answer (say, SIGKILL the bot between this write and its next)."""
+        self.on_crash = on_crash
+        self._pending.append(Fault(502, path_contains, ghost=True, crash=True))
 
     def fail_next(self, count: int, status: int = 502, path_contains: str | None = None) -> None:
         self._pending.extend(Fault(status, path_contains) for _ in range(count))
@@ -57,6 +66,7 @@ class Faults:
         """The first pending fault for this path (or for any), removed from the plan."""
         for index, fault in enumerate(self._pending):
             if fault.path_contains is None or fault.path_contains in path:
+                self.injected.append(fault)
                 return self._pending.pop(index)
         return None
 

@@ -341,6 +341,8 @@ class BuildkiteSandbox:
         fault = self.faults.take(request.path)
         if fault is not None and fault.ghost:
             await handler(request)  # carried out; the answer is lost
+            if fault.crash and self.faults.on_crash is not None:
+                self.faults.on_crash()
         if fault is not None and fault.status != 429:
             return json_response({"message": fault_message(fault.status)}, fault.status)
         if fault is not None or not self.rate_limits.admit(token):

@@ -1,80 +1,51 @@
 """A real ``followup-bot serve`` killed between two writes finishes its own work.
 
-The GitHub stand-in applies a chosen write, then SIGKILLs the bot before it
-can answer. The restarted bot must recognise the half-done bump as its own and
-roll it forward: one PR, each upstream target pushed once, no "someone else
-pushed" notice.
+For each write of the bump, retry-flaky and landing flows, a stand-in applies
+the write and SIGKILLs the bot before it can answer; the restarted bot must
+recognise its half-done work and roll it forward. Afterwards every effect is
+there exactly once: one PR, each upstream target pushed once, one sticky
+comment, each job retried once, one label set, one merge, and no "someone
+else pushed" notice.
 """
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
+from bot.allowlist import read_allowlist
+from bot.demo import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
 from bot.sandbox.harness import Harness
-from tests.e2e.conftest import seed
+from tests.e2e.conftest import (
+    ABI_CHECK_FILE,
+    DEEP_GEMM,
+    FA3,
+    finish_audit_build,
+    seed,
+    seed_allowlist,
+    stale_line,
+)
+from tests.e2e.crash_driver import ServedBot, WriteBoundary, buildkite, github
 from tests.e2e.test_bump_faults import assert_exactly_once, branch_pushes
-from tests.e2e.test_bump_flow import merge_upstream
-from tests.e2e.test_crash_restart import child_env, free_port, serve
+from tests.e2e.test_bump_flow import BRANCH, bump_pulls, merge_upstream
+from tests.e2e.test_landing import (
+    BUILDKITE,
+    CI,
+    LANDING,
+    LOST_AGENT,
+    MAINTAINER,
+    PASSING,
+    current,
+    labels,
+    merges,
+    seed_landing,
+)
+from tests.e2e.test_retry_flaky import INFRA, NEW, pr_build, retried, seed_pr, sticky
 
-QUIET_TIMEOUT = 60.0
 CREATE_PHASE = ["git/create-blob", "git/create-tree", "git/create-commit", "git/create-ref"]
 PR_PHASE = ["pulls/create"]
 UPDATE_PHASE = ["git/update-ref", "pulls/update"]
-
-
-def _unfinished(database: Path) -> int:
-    if not database.exists():
-        return -1
-    with sqlite3.connect(database, timeout=5.0) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM deliveries WHERE status IN ('queued', 'running')"
-        ).fetchone()
-    return int(row[0])
-
-
-async def wait_quiet(env: Harness, database: Path) -> None:
-    """Until the bot has nothing left to do and GitHub has nothing left to say."""
-    async with asyncio.timeout(QUIET_TIMEOUT):
-        quiet_rounds = 0
-        while quiet_rounds < 3:
-            seen = len(env.sandbox.requests), len(env.sandbox.deliveries)
-            await env.sandbox.flush()
-            idle = await asyncio.to_thread(_unfinished, database) == 0
-            now = len(env.sandbox.requests), len(env.sandbox.deliveries)
-            quiet_rounds = quiet_rounds + 1 if idle and now == seen else 0
-            await asyncio.sleep(0.1)  # polling another process; not a timing assertion
-
-
-async def redeliver_missed(env: Harness) -> None:
-    """Webhooks the dead bot could not take, redelivered as GitHub lets one do."""
-    missed = [d for d in env.sandbox.deliveries if d.status != 202]
-    for delivery in missed:
-        await env.sandbox.deliver(
-            delivery.event, delivery.payload, delivery_id=delivery.delivery_id
-        )
-
-
-async def crash_on(
-    env: Harness, variables: dict[str, str], operation: str, act: Callable[[], Awaitable[str]]
-) -> str:
-    """Run ``act`` with the bot killed right after GitHub applies ``operation``; restart it
-    and wait until it has finished. Returns what ``act`` returned."""
-    database = Path(variables["FOLLOWUP_BOT_DATABASE"])
-    async with serve(variables) as doomed:
-        env.sandbox.faults.crash_after(operation, doomed.kill)
-        result = await act()
-        async with asyncio.timeout(QUIET_TIMEOUT):
-            await doomed.wait()
-    assert env.sandbox.faults.injected[-1].kind == "crash"
-    async with serve(variables):
-        await redeliver_missed(env)
-        await wait_quiet(env, database)
-    return result
 
 
 @pytest.mark.parametrize("operation", CREATE_PHASE + PR_PHASE + UPDATE_PHASE)
@@ -82,25 +53,156 @@ async def test_killed_between_bump_writes_rolls_forward(
     env: Harness, tmp_path: Path, operation: str
 ) -> None:
     seed(env)
-    port = free_port()
-    variables = child_env(env, tmp_path, port)
-    env.sandbox.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
-
-    async def first() -> str:
-        return await merge_upstream(env, 1)
-
-    async def second() -> str:
-        return await merge_upstream(env, 2)
+    bot = ServedBot(env, tmp_path)
 
     if operation in UPDATE_PHASE:
-        async with serve(variables):
-            await first()
-            await wait_quiet(env, Path(variables["FOLLOWUP_BOT_DATABASE"]))
-        newest = await crash_on(env, variables, operation, second)
+        await bot.run(lambda: merge_upstream(env, 1))
+        newest = await bot.crash_on(github(operation), lambda: merge_upstream(env, 2))
         expected_pushes = 2
     else:
-        newest = await crash_on(env, variables, operation, first)
+        newest = await bot.crash_on(github(operation), lambda: merge_upstream(env, 1))
         expected_pushes = 1
 
     assert_exactly_once(env, newest)
     assert len(branch_pushes(env)) == expected_pushes
+
+
+@pytest.mark.parametrize(
+    "boundary",
+    [
+        github("reactions/create-for-issue-comment"),
+        buildkite("/retry"),
+        github("issues/create-comment"),
+    ],
+    ids=str,
+)
+async def test_killed_between_retry_flaky_writes_rolls_forward(
+    ci_env: Harness, tmp_path: Path, boundary: WriteBoundary
+) -> None:
+    env = ci_env
+    number, head = seed_pr(env)
+    pr_build(env, number, head, INFRA, NEW)
+    bot = ServedBot(env, tmp_path)
+
+    async def ask() -> None:
+        env.sandbox.comment_as(DOWNSTREAM, number, MAINTAINER, "@bot retry-flaky")
+        await env.sandbox.flush()
+
+    await bot.crash_on(boundary, ask)
+
+    assert len(retried(env)) == 1
+    assert "| infra |" in sticky(env, number)  # exactly one sticky comment
+    assert env.sandbox.violations == []
+
+
+async def _bump_pr(env: Harness, bot: ServedBot) -> dict[str, object]:
+    await bot.run(
+        lambda: env.sandbox.push_commit(UPSTREAM, {"csrc/a.cu": "// a\n"}, "Change (#171)")
+    )
+    [pull] = bump_pulls(env)
+    return pull
+
+
+async def _finish_build(env: Harness, number: int, *jobs: object) -> None:
+    head = current(env, number)["head"]["sha"]
+    build = env.ci.create_build(
+        PIPELINE,
+        commit=head,
+        branch=BRANCH,
+        jobs=list(jobs),  # type: ignore[arg-type]
+        pull_request={"id": str(number), "base": "main", "repository": "x"},
+    )
+    await env.ci.finish_build(PIPELINE, int(build["number"]))
+    await env.ci.flush()
+
+
+async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, tmp_path: Path) -> None:
+    env = ci_env
+    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
+    bot = ServedBot(env, tmp_path)
+    pull = await _bump_pr(env, bot)
+    number = int(str(pull["number"]))
+
+    async def approve() -> None:
+        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
+        await env.sandbox.flush()
+
+    await bot.crash_on(github("issues/add-labels"), approve)
+    assert labels(env, number) == ["ci-full", "ready"]
+
+    env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "success", context=CI)
+    await bot.run(lambda: _finish_build(env, number, PASSING))
+    assert current(env, number)["merged"] is True
+    assert merges(env) == [200]
+
+
+async def test_killed_right_after_the_merge(ci_env: Harness, tmp_path: Path) -> None:
+    env = ci_env
+    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
+    bot = ServedBot(env, tmp_path)
+    pull = await _bump_pr(env, bot)
+    number = int(str(pull["number"]))
+    env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "success", context=CI)
+
+    async def approve() -> None:
+        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
+        await env.sandbox.flush()
+
+    await bot.run(approve)
+    await bot.crash_on(github("pulls/merge"), lambda: _finish_build(env, number, PASSING))
+
+    assert current(env, number)["merged"] is True
+    assert merges(env) == [502]  # the one merge, whose answer the dead bot never read
+
+
+async def test_killed_right_after_a_landing_retry(ci_env: Harness, tmp_path: Path) -> None:
+    env = ci_env
+    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
+    bot = ServedBot(env, tmp_path)
+    pull = await _bump_pr(env, bot)
+    number = int(str(pull["number"]))
+
+    async def approve() -> None:
+        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
+        await env.sandbox.flush()
+
+    await bot.run(approve)
+    await bot.crash_on(buildkite("/retry"), lambda: _finish_build(env, number, LOST_AGENT))
+
+    retries = [r.path for r in env.ci.requests if r.method == "PUT"]
+    assert len(retries) == 1
+    assert [c for c in env.sandbox.comments(DOWNSTREAM, number)] == []  # not left to humans
+
+
+@pytest.mark.parametrize(
+    "boundary",
+    [
+        github("git/create-commit"),
+        github("git/update-ref"),
+        github("issues/create-comment"),
+    ],
+    ids=str,
+)
+async def test_killed_between_allowlist_prune_writes_rolls_forward(
+    ci_env: Harness, tmp_path: Path, boundary: WriteBoundary
+) -> None:
+    env = ci_env
+    seed_allowlist(env, FA3, DEEP_GEMM)
+    bot = ServedBot(env, tmp_path)
+    [pull] = [await _bump_pr(env, bot)]
+    number = int(str(pull["number"]))
+    bumped = env.sandbox.head(DOWNSTREAM, BRANCH)
+
+    await bot.crash_on(
+        boundary,
+        lambda: finish_audit_build(env, branch=BRANCH, commit=bumped, lines=(stale_line(FA3),)),
+    )
+
+    text = env.sandbox.read_file(DOWNSTREAM, BRANCH, ABI_CHECK_FILE) or ""
+    assert read_allowlist(text).entries == (DEEP_GEMM,)
+    pruned = env.sandbox.head(DOWNSTREAM, BRANCH)
+    parents = env.sandbox.store.read_commit(DOWNSTREAM, pruned).parents
+    assert parents == (bumped,)  # one prune commit on the bump, not two
+    [comment] = env.sandbox.comments(DOWNSTREAM, number)  # the evidence, once
+    assert stale_line(FA3) in comment["body"]
+    assert "so the bot added" in comment["body"]  # pruned by the bot, not "suggested only"

@@ -36,10 +36,8 @@ REAL = JobSpec(
 )
 
 
-async def open_bump(
-    env: Harness, *, config: str = CONFIG + LANDING, auto_merge: bool = False
-) -> dict[str, Any]:
-    """The bot's bump PR for one upstream merge; a maintainer and a reader exist."""
+def seed_landing(env: Harness, *, config: str, auto_merge: bool = False) -> None:
+    """A downstream ready for landing: labels, a maintainer and a reader, the pipeline."""
     seed(env, config=config)
     repo = env.sandbox.repo(DOWNSTREAM)
     repo.allow_auto_merge = auto_merge
@@ -51,6 +49,13 @@ async def open_bump(
     env.sandbox.set_permission(DOWNSTREAM, READER, "read")
     if env.buildkite is not None:
         env.ci.add_pipeline(PIPELINE, repository=REPO_URL)
+
+
+async def open_bump(
+    env: Harness, *, config: str = CONFIG + LANDING, auto_merge: bool = False
+) -> dict[str, Any]:
+    """The bot's bump PR for one upstream merge; a maintainer and a reader exist."""
+    seed_landing(env, config=config, auto_merge=auto_merge)
     await env.start()
     await env.sandbox.push_commit(UPSTREAM, {"csrc/a.cu": "// a\n"}, "Upstream change (#171)")
     await env.settle()
