@@ -8,6 +8,7 @@ only ``RateLimit-*`` headers and a ``reset`` field in the body.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -37,14 +38,48 @@ def fault_message(status: int) -> str:
         return "Server Error"
 
 
+@dataclass
+class RandomFaults:
+    """A seeded mix of faults, drawn per request (ghosts only for writes)."""
+
+    rng: random.Random
+    error_rate: float = 0.0
+    limit_rate: float = 0.0
+    ghost_rate: float = 0.0
+
+    def draw(self, method: str) -> Fault | None:
+        roll = self.rng.random()
+        if roll < self.error_rate:
+            return Fault(self.rng.choice((500, 502, 503)), None)
+        roll -= self.error_rate
+        if roll < self.limit_rate:
+            return Fault(429, None)
+        roll -= self.limit_rate
+        if method not in ("GET", "HEAD") and roll < self.ghost_rate:
+            return Fault(502, None, ghost=True)
+        return None
+
+
 class Faults:
-    """Planned faults, consumed in order by the requests they match."""
+    """Planned faults, consumed in order by the requests they match; and, when switched
+    on, a seeded random mix of them."""
 
     def __init__(self) -> None:
         self.latency: float = 0.0
         self._pending: list[Fault] = []
         self.on_crash: Callable[[], None] | None = None
         self.injected: list[Fault] = []
+        self.random: RandomFaults | None = None
+
+    def randomly(
+        self,
+        *,
+        seed: int,
+        error_rate: float = 0.0,
+        limit_rate: float = 0.0,
+        ghost_rate: float = 0.0,
+    ) -> None:
+        self.random = RandomFaults(random.Random(seed), error_rate, limit_rate, ghost_rate)
 
     def crash_after(self, path_contains: str, on_crash: Callable[[], None]) -> None:
         """The next matching request is carried out, then ``on_crash`` runs before any
@@ -62,17 +97,24 @@ class Faults:
     def rate_limit_next(self, count: int, path_contains: str | None = None) -> None:
         self._pending.extend(Fault(429, path_contains) for _ in range(count))
 
-    def take(self, path: str) -> Fault | None:
-        """The first pending fault for this path (or for any), removed from the plan."""
-        for index, fault in enumerate(self._pending):
-            if fault.path_contains is None or fault.path_contains in path:
-                self.injected.append(fault)
-                return self._pending.pop(index)
-        return None
+    def take(self, path: str, method: str = "GET") -> Fault | None:
+        """The first pending fault for this path (or for any), removed from the plan;
+        else, when switched on, a random one."""
+        fault = next(
+            (f for f in self._pending if f.path_contains is None or f.path_contains in path), None
+        )
+        if fault is not None:
+            self._pending.remove(fault)
+        elif self.random is not None:
+            fault = self.random.draw(method)
+        if fault is not None:
+            self.injected.append(fault)
+        return fault
 
     def clear(self) -> None:
         self.latency = 0.0
         self._pending.clear()
+        self.random = None
 
 
 def window_start(now: float) -> float:

@@ -338,7 +338,7 @@ class BuildkiteSandbox:
         token = self._token(request)
         if request.match_info.get("org", self.organization) != self.organization:
             raise not_found()
-        fault = self.faults.take(request.path)
+        fault = self.faults.take(request.path, request.method)
         if fault is not None and fault.ghost:
             await handler(request)  # carried out; the answer is lost
             if fault.crash and self.faults.on_crash is not None:
