@@ -113,6 +113,12 @@ class ServedBot:
             )
 
 
+def delivered(database: Path) -> int:
+    """How many deliveries (webhooks and the bot's own) the bot's inbox has taken."""
+    with sqlite3.connect(database, timeout=5.0) as conn:
+        return int(conn.execute("SELECT count(*) FROM deliveries").fetchone()[0])
+
+
 def _unfinished(database: Path) -> int:
     if not database.exists():
         return -1

@@ -10,6 +10,7 @@ else pushed" notice.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from tests.e2e.conftest import (
     seed_allowlist,
     stale_line,
 )
-from tests.e2e.crash_driver import ServedBot, WriteBoundary, buildkite, github
+from tests.e2e.crash_driver import ServedBot, WriteBoundary, buildkite, delivered, github
 from tests.e2e.test_bump_faults import assert_exactly_once, branch_pushes
 from tests.e2e.test_bump_flow import BRANCH, bump_pulls, merge_upstream
 from tests.e2e.test_landing import (
@@ -41,6 +42,7 @@ from tests.e2e.test_landing import (
     merges,
     seed_landing,
 )
+from tests.e2e.test_pin_commands import bot_replies
 from tests.e2e.test_retry_flaky import INFRA, NEW, pr_build, retried, seed_pr, sticky
 
 CREATE_PHASE = ["git/create-blob", "git/create-tree", "git/create-commit", "git/create-ref"]
@@ -206,3 +208,40 @@ async def test_killed_between_allowlist_prune_writes_rolls_forward(
     [comment] = env.sandbox.comments(DOWNSTREAM, number)  # the evidence, once
     assert stale_line(FA3) in comment["body"]
     assert "so the bot added" in comment["body"]  # pruned by the bot, not "suggested only"
+
+
+ROUNDS = 30
+UPDATE_WRITES = ["git/create-blob", "git/create-tree", "git/create-commit", *UPDATE_PHASE]
+
+
+async def test_random_kills_over_many_mixed_deliveries(env: Harness, tmp_path: Path) -> None:
+    """Upstream merges and command comments, round after round, with the bot killed after
+    a randomly chosen write in a third of the rounds (seeded): every merge ends in one
+    push of its target, every comment in one reply."""
+    rng = random.Random(8)
+    seed(env)
+    env.sandbox.set_permission(DOWNSTREAM, MAINTAINER, "maintain")
+    bot = ServedBot(env, tmp_path)
+    await bot.run(lambda: merge_upstream(env, 0))
+    [pull] = bump_pulls(env)
+    number = int(pull["number"])
+    newest, kills, comments = "", 0, 0
+    for n in range(1, ROUNDS + 1):
+
+        async def act(n: int = n) -> str:
+            if n % 2:
+                env.sandbox.comment_as(DOWNSTREAM, number, MAINTAINER, "@bot help")
+            return await merge_upstream(env, n)
+
+        comments += n % 2
+        if rng.random() < 1 / 3:
+            newest = await bot.crash_on(github(rng.choice(UPDATE_WRITES)), act)
+            kills += 1
+        else:
+            newest = await bot.run(act)
+
+    assert kills >= 5
+    assert delivered(bot.database) >= 150  # webhooks and the bot's own fan-out, in all
+    assert_exactly_once(env, newest)
+    assert len(branch_pushes(env)) == ROUNDS + 1  # each upstream target pushed exactly once
+    assert len(bot_replies(env, number)) == comments  # one reply per command comment
