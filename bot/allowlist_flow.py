@@ -282,23 +282,31 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
         edit = plan_edit(prunes, await file.entries(text))
         if not edit:
             return await _close_stale_pr(ctx, open_pr, base.name, state)
-        if open_pr is not None and str(open_pr["head"]["sha"]) != state.get("head"):
+        pr_head = str(open_pr["head"]["sha"]) if open_pr is not None else None
+        if pr_head is not None and pr_head not in (state.get("head"), state.get("pending")):
             return "human-owned stale-entries PR left alone"
         if (
-            open_pr is not None
+            pr_head is not None
+            and pr_head == state.get("head")
             and state.get("evidence") == run.key
             and state.get("base") == base.sha
         ):
             return "unchanged"
-        new_text = await file.edited(text, edit)
         describe = edit.describe()
-        message = f"{allowlist_text.COMMIT_STALE}\n\n{describe}\n"
-        sha = (await file.commit(base, new_text, message)).sha
-        state.update(pending=sha)
-        await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
-        await changes.force_branch(
-            ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH, sha, exists=open_pr is not None
-        )
+        sha = _resumable_stale(state, run, base)
+        if sha is None:
+            new_text = await file.edited(text, edit)
+            message = f"{allowlist_text.COMMIT_STALE}\n\n{describe}\n"
+            sha = (await file.commit(base, new_text, message)).sha
+            # Recorded before the branch moves: a rerun finishes with this very commit.
+            state.update(pending=sha, pending_for={"evidence": run.key, "base": base.sha})
+            await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+        elif pr_head is None:
+            pr_head = await changes.ref_sha(ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH)
+        if pr_head != sha:
+            await changes.force_branch(
+                ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH, sha, exists=pr_head is not None
+            )
         body = allowlist_text.BODY_STALE.format(
             branch=base.name,
             variable=ctx.allowlist.variable,
@@ -307,23 +315,49 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
             evidence=allowlist_text.evidence_block(run.url, run.evidence.lines, run.table),
             marker=allowlist_text.MARKER_STALE_PR,
         )
-        state.update(head=sha, pending=None, evidence=run.key, base=base.sha)
         if open_pr is None:
-            created = await changes.create_pull(
-                ctx.gh,
-                ctx.repo,
-                title=allowlist_text.STALE_TITLE,
-                body=body,
-                head=allowlist_text.STALE_BRANCH,
-                base=base.name,
-            )
-            state["pr"] = int(created["number"])
+            state["pr"] = await _open_stale_pull(ctx, body, base.name, sha)
             outcome = "opened"
         else:
             await changes.update_pull(ctx.gh, ctx.repo, int(open_pr["number"]), body=body)
             outcome = "updated"
+        state.update(head=sha, pending=None, pending_for=None, evidence=run.key, base=base.sha)
         await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
         return outcome
+
+
+def _resumable_stale(
+    state: Mapping[str, Any], run: AuditRun, base: changes.BranchHead
+) -> str | None:
+    """The stale-entries commit an unfinished run built for this evidence and base."""
+    pending, pending_for = state.get("pending"), state.get("pending_for")
+    if not isinstance(pending, str) or not isinstance(pending_for, dict):
+        return None
+    if pending_for.get("evidence") != run.key or pending_for.get("base") != base.sha:
+        return None
+    return pending
+
+
+async def _open_stale_pull(ctx: FlowContext, body: str, base: str, sha: str) -> int:
+    """Open the stale-entries PR; a lost answer is looked for by its branch and head."""
+
+    async def create() -> int:
+        created = await changes.create_pull(
+            ctx.gh,
+            ctx.repo,
+            title=allowlist_text.STALE_TITLE,
+            body=body,
+            head=allowlist_text.STALE_BRANCH,
+            base=base,
+        )
+        return int(created["number"])
+
+    async def find() -> int | None:
+        pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH)
+        mine = (p for p in pulls if p["state"] == "open" and p["head"]["sha"] == sha)
+        return next((int(p["number"]) for p in mine), None)
+
+    return await effects.look_after_failure(create, find)
 
 
 async def _close_stale_pr(

@@ -230,3 +230,23 @@ async def test_builds_of_other_branches_and_pipelines_are_ignored(ci_env: Harnes
 
     assert writes(env) == []
     assert env.ci.requests == [] or all("/builds/" not in r.path for r in env.ci.requests)
+
+
+async def test_a_lost_stale_pr_answer_is_found_not_taken_for_a_human(ci_env: Harness) -> None:
+    env = ci_env
+    seed_allowlist(env, FA3, DEEP_GEMM)
+    await env.start()
+    main = env.sandbox.head(DOWNSTREAM, "main")
+    env.sandbox.faults.ghost_next(1, "pulls/create")
+    number = await audit_build(env, branch="main", commit=main, lines=(stale_line(FA3),))
+
+    [pull] = open_pulls(env, allowlist_text.STALE_BRANCH)
+    env.sandbox.reset_log()
+    await env.ci.finish_build("ci", number)  # the same evidence again: nothing to write
+    await env.settle()
+    assert writes(env) == []
+    # newer evidence updates it: the PR is the bot's, not a human's
+    later = (stale_line(FA3, DEEP_GEMM),)
+    await audit_build(env, branch="main", commit=main, lines=later)
+    assert open_pulls(env, allowlist_text.STALE_BRANCH)[0]["number"] == pull["number"]
+    assert entries(env, allowlist_text.STALE_BRANCH) == ()

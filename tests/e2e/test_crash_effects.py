@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.allowlist import read_allowlist
+from bot.allowlist_text import STALE_BRANCH
 from bot.demo import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
 from bot.sandbox.harness import Harness
 from tests.e2e.conftest import (
@@ -245,3 +246,40 @@ async def test_random_kills_over_many_mixed_deliveries(env: Harness, tmp_path: P
     assert_exactly_once(env, newest)
     assert len(branch_pushes(env)) == ROUNDS + 1  # each upstream target pushed exactly once
     assert len(bot_replies(env, number)) == comments  # one reply per command comment
+
+
+@pytest.mark.parametrize(
+    "boundary",
+    [github("git/create-commit"), github("git/create-ref"), github("pulls/create")],
+    ids=str,
+)
+async def test_killed_between_stale_entries_pr_writes_rolls_forward(
+    ci_env: Harness, tmp_path: Path, boundary: WriteBoundary
+) -> None:
+    env = ci_env
+    seed_allowlist(env, FA3, DEEP_GEMM)
+    bot = ServedBot(env, tmp_path)
+    main = env.sandbox.head(DOWNSTREAM, "main")
+
+    await bot.crash_on(
+        boundary,
+        lambda: finish_audit_build(env, branch="main", commit=main, lines=(stale_line(FA3),)),
+    )
+
+    [pull] = [p for p in env.sandbox.pulls(DOWNSTREAM) if p["head"]["ref"] == STALE_BRANCH]
+    assert pull["state"] == "open"
+    text = env.sandbox.read_file(DOWNSTREAM, STALE_BRANCH, ABI_CHECK_FILE) or ""
+    assert read_allowlist(text).entries == (DEEP_GEMM,)
+    pushes = [
+        d.delivery_id
+        for d in env.sandbox.deliveries
+        if d.event == "push" and d.payload.get("ref") == f"refs/heads/{STALE_BRANCH}"
+    ]
+    assert len(set(pushes)) == 1  # the branch was pushed once
+    assert env.sandbox.comments(DOWNSTREAM, int(pull["number"])) == []
+
+    # The PR is still the bot's: newer evidence updates it (a human's would be left alone).
+    later = (stale_line(FA3, DEEP_GEMM),)
+    await bot.run(lambda: finish_audit_build(env, branch="main", commit=main, lines=later))
+    text = env.sandbox.read_file(DOWNSTREAM, STALE_BRANCH, ABI_CHECK_FILE) or ""
+    assert read_allowlist(text).entries == ()
