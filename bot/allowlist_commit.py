@@ -78,7 +78,13 @@ class AllowlistFile:
         )
 
     async def prune_commit(
-        self, head: BranchHead, prunes: Mapping[str, Sequence[str]], pin: str, *, read_at: str
+        self,
+        head: BranchHead,
+        prunes: Mapping[str, Sequence[str]],
+        pin: str,
+        *,
+        read_at: str,
+        trailers: str | None,
     ) -> BranchHead | None:
         """A commit on ``head`` applying a bump's recorded prunes to the file as it is at
         ``read_at``, or None if none of them still apply."""
@@ -88,5 +94,5 @@ class AllowlistFile:
         edit = plan_edit(prunes, await self.entries(text))
         if not edit:
             return None
-        message = allowlist_text.COMMIT_PRUNE.format(pin=pin) + "\n\n" + edit.describe() + "\n"
+        message = allowlist_text.prune_message(pin, edit.describe(), trailers)
         return await self.commit(head, await self.edited(text, edit), message)

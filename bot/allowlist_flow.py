@@ -30,7 +30,7 @@ from bot.abi_log import PASSED, AuditEvidence, parse_audit_log
 from bot.allowlist_commit import AllowlistFile, Edit, plan_edit
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient
-from bot.changes import Repo
+from bot.changes import DEFAULT_BOT_LOGIN, Repo, is_bot_identity
 from bot.errors import TransientError
 from bot.locks import KeyedLocks
 from bot.repo_config import AllowlistConfig, PinConfig
@@ -80,6 +80,7 @@ class FlowContext:
     blocking: BlockingRunner
     repo: Repo
     allowlist: AllowlistConfig
+    bot_login: str = DEFAULT_BOT_LOGIN
 
     @property
     def file(self) -> AllowlistFile:
@@ -174,7 +175,12 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
             )
             await _comment_once(ctx, number, run.key, body)
             return "human-owned branch: suggested only"
-        message = f"{allowlist_text.COMMIT_PRUNE.format(pin=pin.name)}\n\n{edit.describe()}\n"
+        trailers = (
+            bump_text.trailer_block(pin.name, state.source, state.target)
+            if state.source and state.target
+            else None
+        )
+        message = allowlist_text.prune_message(pin.name, edit.describe(), trailers)
         sha = (await ctx.file.commit(base, text, message)).sha
         body = allowlist_text.COMMENT_PRUNED.format(
             job_url=run.url,
@@ -283,7 +289,7 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
         if not edit:
             return await _close_stale_pr(ctx, open_pr, base.name, state)
         pr_head = str(open_pr["head"]["sha"]) if open_pr is not None else None
-        if pr_head is not None and pr_head not in (state.get("head"), state.get("pending")):
+        if pr_head is not None and not await _stale_head_is_ours(ctx, state, pr_head):
             return "human-owned stale-entries PR left alone"
         if (
             pr_head is not None
@@ -324,6 +330,23 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
         state.update(head=sha, pending=None, pending_for=None, evidence=run.key, base=base.sha)
         await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
         return outcome
+
+
+async def _stale_head_is_ours(ctx: FlowContext, state: dict[str, Any], head: str) -> bool:
+    """Whether the stale-entries PR's head is the bot's: remembered, or (with nothing
+    remembered, e.g. a new store) the bot's own commit, by message and committer."""
+    if head in (state.get("head"), state.get("pending")):
+        return True
+    if state.get("head") is not None:
+        return False  # the bot remembers another head: somebody pushed since
+    commit = await changes.git_commit(ctx.gh, ctx.repo, head)
+    message = str(commit.get("message") or "")
+    if not message.startswith(allowlist_text.COMMIT_STALE):
+        return False
+    if not is_bot_identity(commit.get("committer"), ctx.bot_login):
+        return False
+    state["head"] = head
+    return True
 
 
 def _resumable_stale(

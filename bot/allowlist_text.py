@@ -14,6 +14,14 @@ MARKER_STALE_PR = "<!-- followup-bot:allowlist-stale -->"
 COMMIT_PRUNE = "Prune torch ABI allowlist entries made stale by {pin}"
 COMMIT_STALE = "Remove stale torch ABI allowlist entries"
 
+
+def prune_message(pin: str, changes: str, trailers: str | None) -> str:
+    """The message of a prune commit on a bump branch; with the bump's trailers, so the
+    commit still reads as the bot's bump when the bot has nothing else to go by."""
+    parts = [COMMIT_PRUNE.format(pin=pin), changes]
+    return "\n\n".join([*parts, trailers] if trailers else parts) + "\n"
+
+
 COMMENT_PRUNED = (
     "The torch ABI audit of this PR ([job]({job_url})) reports allowlist entries that "
     "`{upstream}` provides as stale, so the bot added {sha7} to this PR, which updates "

@@ -30,7 +30,7 @@ from gidgethub.abc import GitHubAPI
 from bot import bump_text, changes, effects
 from bot.allowlist_commit import AllowlistFile
 from bot.blocking import BlockingRunner
-from bot.changes import BranchHead, FileEdit, Repo
+from bot.changes import DEFAULT_BOT_LOGIN, BranchHead, FileEdit, Repo, is_bot_identity
 from bot.dashboard_text import PIN_KIND, pin_snapshot
 from bot.locks import KeyedLocks
 from bot.pins import PinError, read_pin, set_pin
@@ -54,8 +54,6 @@ REPO_STATE_KIND = "repo"
 PAUSE_KIND = "pause"
 LANDED_KIND = "landing"  # per pin: {"landed_at": epoch seconds}, written when a bump lands
 MAX_PUSHES_PER_TARGET = 3  # like AutoRoll: at most 3 changes to the same revision
-DEFAULT_BOT_LOGIN = "followup-bot[bot]"
-NOREPLY_DOMAIN = "users.noreply.github.com"
 
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
 REASON_NO_PIN_FILE = "{file} does not exist on {base}"
@@ -378,7 +376,7 @@ async def _bump(
     intent = _resumable(state, target, facts, ctx.base)
     resumed = intent is not None
     if intent is None:
-        sha = await _commit(ctx, pin, state, new_text, text_out.commit_message)
+        sha = await _commit(ctx, pin, state, new_text, text_out)
         intent = {
             "sha": sha,
             "target": target,
@@ -440,20 +438,22 @@ async def _move_branch(
 
 
 async def _commit(
-    ctx: RepoContext, pin: PinConfig, state: PinState, new_text: str, message: str
+    ctx: RepoContext, pin: PinConfig, state: PinState, new_text: str, text: bump_text.BumpText
 ) -> str:
     """The bump commit on the base (and the prune commit it carries, on top)."""
     entries = await changes.create_blobs(
         ctx.gh, ctx.repo, [FileEdit(pin.file, new_text.encode("utf-8"))]
     )
     commit = await changes.commit_tree(
-        ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=message
+        ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text.commit_message
     )
     if state.prunes and ctx.config.allowlist is not None:
         # The allowlist follow-ups this bump carried survive the rebuild, as their
         # own commit on top (if the entries are still there on the new base).
         file = AllowlistFile(ctx.gh, ctx.blocking, ctx.repo, ctx.config.allowlist)
-        pruned = await file.prune_commit(commit, state.prunes, pin.name, read_at=ctx.base.sha)
+        pruned = await file.prune_commit(
+            commit, state.prunes, pin.name, read_at=ctx.base.sha, trailers=text.trailers
+        )
         if pruned is not None:
             state.extra["prune_base"] = commit.sha
             commit = pruned
@@ -523,20 +523,6 @@ async def _ownership(
     state.head, state.target = pr_head, trailers.get(bump_text.TRAILER_TARGET)
     state.source = trailers.get(bump_text.TRAILER_FROM)
     return state.target
-
-
-def is_bot_identity(person: object, bot_login: str) -> bool:
-    """Whether a git author/committer is the App's bot account.
-
-    Commits the App makes through the Git Data API are attributed to its bot
-    user: named after its login, with GitHub's no-reply address for it.
-    """
-    if not isinstance(person, Mapping):
-        return False
-    email = str(person.get("email") or "").lower()
-    local, _, domain = email.partition("@")
-    login = bot_login.lower()
-    return domain == NOREPLY_DOMAIN and (local == login or local.endswith("+" + login))
 
 
 def _closed_by_human_for(pr: Mapping[str, Any], head: str, state: PinState) -> bool:

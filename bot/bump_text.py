@@ -63,6 +63,7 @@ class BumpText:
     title: str
     body: str
     commit_message: str
+    trailers: str  # the commit message's last paragraph, for commits on top of it
 
 
 def bump_branch(pin: str) -> str:
@@ -160,14 +161,15 @@ def render(
     plain = [f"- {c.date} {neutralise.commit_line(c.subject)} ({short(c.sha)})" for c in listed]
     if count > len(listed):
         plain.append(f"- ... and {count - len(listed)} more")
-    message = "\n\n".join(
-        [
-            title,
-            "\n".join(plain),
-            f"{TRAILER_PIN}: {pin}\n{TRAILER_FROM}: {old}\n{TRAILER_TARGET}: {new}",
-        ]
-    )
-    return BumpText(title=title, body=body, commit_message=message + "\n")
+    trailers = trailer_block(pin, old, new)
+    message = "\n\n".join([title, "\n".join(plain), trailers])
+    return BumpText(title=title, body=body, commit_message=message + "\n", trailers=trailers)
+
+
+def trailer_block(pin: str, old: str, new: str) -> str:
+    """The trailers that mark a commit as the bot's bump of ``pin`` from ``old`` to ``new``
+    (the bump commit and any commit the bot puts on top of it carry them)."""
+    return f"{TRAILER_PIN}: {pin}\n{TRAILER_FROM}: {old}\n{TRAILER_TARGET}: {new}"
 
 
 def commit_trailers(message: str) -> dict[str, str]:

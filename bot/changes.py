@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -20,6 +20,8 @@ from gidgethub.abc import GitHubAPI
 from bot.errors import PermanentError
 
 FILE_MODE = "100644"
+DEFAULT_BOT_LOGIN = "followup-bot[bot]"
+NOREPLY_DOMAIN = "users.noreply.github.com"
 ERROR_NOT_A_FILE = "{repo}: {path} at {ref} is not a regular file"
 ERROR_TOO_LARGE = "{repo}: {path} at {ref} is too large for the contents API"
 ERROR_NOT_A_PATH = "refusing to put {path!r} in a URL: it has an empty, '.' or '..' name"
@@ -262,3 +264,17 @@ async def git_commit(gh: GitHubAPI, repo: Repo, sha: str) -> dict[str, Any]:
         "/repos/{owner}/{repo}/git/commits/{sha}", url_vars=repo.vars(sha=sha)
     )
     return data
+
+
+def is_bot_identity(person: object, bot_login: str) -> bool:
+    """Whether a git author/committer is the App's bot account.
+
+    Commits the App makes through the Git Data API are attributed to its bot
+    user: named after its login, with GitHub's no-reply address for it.
+    """
+    if not isinstance(person, Mapping):
+        return False
+    email = str(person.get("email") or "").lower()
+    local, _, domain = email.partition("@")
+    login = bot_login.lower()
+    return domain == NOREPLY_DOMAIN and (local == login or local.endswith("+" + login))

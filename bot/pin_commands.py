@@ -17,7 +17,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot import bump, bump_text, changes
 from bot.blocking import BlockingRunner
-from bot.changes import Repo
+from bot.changes import DEFAULT_BOT_LOGIN, Repo
 from bot.commands import BUMP, PAUSE, RECREATE, RESUME, Command
 from bot.locks import KeyedLocks
 from bot.repo_config import RepoConfig
@@ -54,7 +54,7 @@ class PinCommandContext:
     repo: Repo
     config: RepoConfig
     clock: Callable[[], float]
-    bot_login: str = bump.DEFAULT_BOT_LOGIN
+    bot_login: str = DEFAULT_BOT_LOGIN
 
 
 def describe(result: bump.PinResult) -> str:

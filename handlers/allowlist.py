@@ -81,7 +81,15 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     )
     if run is None:
         return
-    ctx = FlowContext(gh, services.store, services.locks, services.blocking, repo, config.allowlist)
+    ctx = FlowContext(
+        gh,
+        services.store,
+        services.locks,
+        services.blocking,
+        repo,
+        config.allowlist,
+        services.settings.bot_login,
+    )
     if is_bump and pin is not None:
         outcome = await allowlist_flow.follow_up_bump(ctx, pin, run)
     else:
@@ -107,7 +115,15 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     done = await services.store.get_state(WHEEL_STATE_KIND, repo.full_name)
     if done is not None and done.get("commit") == base.sha:
         return  # this commit's wheel was audited already
-    ctx = FlowContext(gh, services.store, services.locks, services.blocking, repo, allow)
+    ctx = FlowContext(
+        gh,
+        services.store,
+        services.locks,
+        services.blocking,
+        repo,
+        allow,
+        services.settings.bot_login,
+    )
     text = await ctx.file.read(base.sha)
     if text is None:
         return
