@@ -40,16 +40,18 @@ logger = logging.getLogger(__name__)
 # Requests a retry cannot turn into a second effect, retried in place on a 5xx:
 # reads; writes addressed by their content (a blob, tree or commit with the same
 # content is harmless twice: nothing points at the spare); writes that set a
-# state (a ref to a known sha, a PR's or comment's fields, labels added). A 5xx
-# does not prove the first attempt did nothing, so everything else (creating a
-# PR, a comment, an issue, a ref; merging) is left to its caller, which looks
-# for the effect before trying again (``bot.effects``).
+# state (a ref to a known sha, a PR's or comment's fields, labels or a reaction
+# added). A 5xx does not prove the first attempt did nothing, so everything else
+# (creating a PR, a comment, an issue, a ref; merging) is left to its caller,
+# which looks for the effect before trying again (``bot.effects``).
 READ_METHODS = frozenset({"GET", "HEAD"})
 _RETRY_SAFE_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (method, re.compile(pattern))
     for method, pattern in (
         ("POST", r"/repos/[^/]+/[^/]+/git/(blobs|trees|commits)"),
         ("POST", r"/repos/[^/]+/[^/]+/issues/[0-9]+/labels"),
+        # GitHub answers 200 with the existing reaction when it is added again.
+        ("POST", r"/repos/[^/]+/[^/]+/issues/comments/[0-9]+/reactions"),
         ("PATCH", r"/repos/[^/]+/[^/]+/git/refs/.+"),
         ("PATCH", r"/repos/[^/]+/[^/]+/(pulls|issues)/[0-9]+"),
         ("PATCH", r"/repos/[^/]+/[^/]+/issues/comments/[0-9]+"),

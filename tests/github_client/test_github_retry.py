@@ -68,6 +68,7 @@ REPO = "https://api.github.com/repos/o/r"
         ("POST", f"{REPO}/git/trees", True),
         ("POST", f"{REPO}/git/commits", True),
         ("POST", f"{REPO}/issues/7/labels", True),
+        ("POST", f"{REPO}/issues/comments/99/reactions", True),
         ("PATCH", f"{REPO}/git/refs/heads/followup-bot/bump/fa", True),
         ("PATCH", f"{REPO}/pulls/7", True),
         ("PATCH", f"{REPO}/issues/7", True),
