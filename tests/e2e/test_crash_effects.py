@@ -17,7 +17,7 @@ import pytest
 
 from bot.allowlist import read_allowlist
 from bot.allowlist_text import STALE_BRANCH
-from bot.demo import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
+from bot.demo import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, PIPELINE, UPSTREAM
 from bot.sandbox.harness import Harness
 from tests.e2e.conftest import (
     ABI_CHECK_FILE,
@@ -38,6 +38,7 @@ from tests.e2e.test_landing import (
     LOST_AGENT,
     MAINTAINER,
     PASSING,
+    REAL,
     current,
     labels,
     merges,
@@ -283,3 +284,42 @@ async def test_killed_between_stale_entries_pr_writes_rolls_forward(
     await bot.run(lambda: finish_audit_build(env, branch="main", commit=main, lines=later))
     text = env.sandbox.read_file(DOWNSTREAM, STALE_BRANCH, ABI_CHECK_FILE) or ""
     assert read_allowlist(text).entries == ()
+
+
+async def test_killed_after_the_landing_stop_comment(ci_env: Harness, tmp_path: Path) -> None:
+    env = ci_env
+    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
+    bot = ServedBot(env, tmp_path)
+    pull = await _bump_pr(env, bot)
+    number = int(str(pull["number"]))
+
+    async def approve() -> None:
+        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
+        await env.sandbox.flush()
+
+    await bot.run(approve)
+    await bot.crash_on(github("issues/create-comment"), lambda: _finish_build(env, number, REAL))
+
+    assert len(env.sandbox.comments(DOWNSTREAM, number)) == 1  # left to humans, said once
+    assert current(env, number)["merged"] is False
+
+
+@pytest.mark.parametrize("operation", ["issues/create-comment", "pulls/update"])
+async def test_killed_while_closing_a_bump_that_is_no_longer_needed(
+    env: Harness, tmp_path: Path, operation: str
+) -> None:
+    seed(env)
+    bot = ServedBot(env, tmp_path)
+    newest = await bot.run(lambda: merge_upstream(env, 1))
+    [pull] = bump_pulls(env)
+
+    async def pin_by_hand() -> str:  # a maintainer bumps the pin on main themselves
+        return await env.sandbox.push_commit(
+            DOWNSTREAM, {PIN_FILE: PIN_TEMPLATE.format(sha=newest)}, "Bump FA by hand"
+        )
+
+    await bot.crash_on(github(operation), pin_by_hand)
+
+    [closed] = bump_pulls(env)
+    assert closed["state"] == "closed"
+    assert len(env.sandbox.comments(DOWNSTREAM, int(pull["number"]))) == 1
