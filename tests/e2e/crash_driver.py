@@ -20,7 +20,7 @@ from tests.e2e.test_crash_restart import child_env, free_port, serve
 
 T = TypeVar("T")
 QUIET_TIMEOUT = 60.0
-QUIET_ROUNDS = 3
+QUIET_ROUNDS = 2
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class ServedBot:
                     await self.env.ci.flush()
                 idle = await asyncio.to_thread(_unfinished, self.database) == 0
                 rounds = rounds + 1 if idle and self._activity() == seen else 0
-                await asyncio.sleep(0.1)  # polling another process; not a timing assertion
+                await asyncio.sleep(0.05)  # polling another process; not a timing assertion
 
     def _activity(self) -> tuple[int, ...]:
         counts = [len(self.env.sandbox.requests), len(self.env.sandbox.deliveries)]
