@@ -13,13 +13,16 @@ import re
 from pathlib import Path
 
 from gidgethub import routing, sansio
+from gidgethub.abc import GitHubAPI
 
 from bot import allowlist_flow, bump, bump_text
 from bot.abi import audit_wheel
 from bot.allowlist_flow import FlowContext
+from bot.changes import Repo
 from bot.dashboard import record_allowlist_evidence
 from bot.errors import PermanentError
 from bot.payload import field
+from bot.repo_config import AllowlistConfig
 from bot.services import Services
 from bot.sources import BUILD_FINISHED, RECONCILE_EVENT
 from bot.wheels import fetch_wheel, wheel_url
@@ -81,15 +84,7 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     )
     if run is None:
         return
-    ctx = FlowContext(
-        gh,
-        services.store,
-        services.locks,
-        services.blocking,
-        repo,
-        config.allowlist,
-        services.settings.bot_login,
-    )
+    ctx = _flow_context(services, gh, repo, config.allowlist)
     if is_bump and pin is not None:
         outcome = await allowlist_flow.follow_up_bump(ctx, pin, run)
     else:
@@ -99,6 +94,20 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
         services.store, repo.full_name, config, evidence, now=services.clock()
     )
     log.info("%s: audit evidence from %s: %s", repo.full_name, run.url, outcome)
+
+
+def _flow_context(
+    services: Services, gh: GitHubAPI, repo: Repo, allowlist: AllowlistConfig
+) -> FlowContext:
+    return FlowContext(
+        gh,
+        services.store,
+        services.locks,
+        services.blocking,
+        repo,
+        allowlist,
+        services.settings.bot_login,
+    )
 
 
 @router.register(RECONCILE_EVENT)
@@ -115,15 +124,7 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     done = await services.store.get_state(WHEEL_STATE_KIND, repo.full_name)
     if done is not None and done.get("commit") == base.sha:
         return  # this commit's wheel was audited already
-    ctx = FlowContext(
-        gh,
-        services.store,
-        services.locks,
-        services.blocking,
-        repo,
-        allow,
-        services.settings.bot_login,
-    )
+    ctx = _flow_context(services, gh, repo, allow)
     text = await ctx.file.read(base.sha)
     if text is None:
         return

@@ -8,10 +8,11 @@ only ``RateLimit-*`` headers and a ``reset`` field in the body.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
+
+from bot.sandbox.fault_mix import FaultMix
 
 RATE_LIMIT_MESSAGE = (
     "You have exceeded your API rate limit. Please wait a little while before trying again."
@@ -38,28 +39,6 @@ def fault_message(status: int) -> str:
         return "Server Error"
 
 
-@dataclass
-class RandomFaults:
-    """A seeded mix of faults, drawn per request (ghosts only for writes)."""
-
-    rng: random.Random
-    error_rate: float = 0.0
-    limit_rate: float = 0.0
-    ghost_rate: float = 0.0
-
-    def draw(self, method: str) -> Fault | None:
-        roll = self.rng.random()
-        if roll < self.error_rate:
-            return Fault(self.rng.choice((500, 502, 503)), None)
-        roll -= self.error_rate
-        if roll < self.limit_rate:
-            return Fault(429, None)
-        roll -= self.limit_rate
-        if method not in ("GET", "HEAD") and roll < self.ghost_rate:
-            return Fault(502, None, ghost=True)
-        return None
-
-
 class Faults:
     """Planned faults, consumed in order by the requests they match; and, when switched
     on, a seeded random mix of them."""
@@ -69,7 +48,7 @@ class Faults:
         self._pending: list[Fault] = []
         self.on_crash: Callable[[], None] | None = None
         self.injected: list[Fault] = []
-        self.random: RandomFaults | None = None
+        self.random: FaultMix | None = None
 
     def randomly(
         self,
@@ -79,7 +58,9 @@ class Faults:
         limit_rate: float = 0.0,
         ghost_rate: float = 0.0,
     ) -> None:
-        self.random = RandomFaults(random.Random(seed), error_rate, limit_rate, ghost_rate)
+        self.random = FaultMix.seeded(
+            seed, error_rate=error_rate, limit_rate=limit_rate, ghost_rate=ghost_rate
+        )
 
     def crash_after(self, path_contains: str, on_crash: Callable[[], None]) -> None:
         """The next matching request is carried out, then ``on_crash`` runs before any
@@ -106,10 +87,21 @@ class Faults:
         if fault is not None:
             self._pending.remove(fault)
         elif self.random is not None:
-            fault = self.random.draw(method)
+            fault = self._drawn(self.random, method)
         if fault is not None:
             self.injected.append(fault)
         return fault
+
+    @staticmethod
+    def _drawn(mix: FaultMix, method: str) -> Fault | None:
+        drawn = mix.draw(method)
+        if drawn == "error":
+            return Fault(mix.server_error(), None)
+        if drawn == "limit":
+            return Fault(429, None)
+        if drawn == "ghost":
+            return Fault(502, None, ghost=True)
+        return None
 
     def clear(self) -> None:
         self.latency = 0.0

@@ -8,10 +8,11 @@ as happens when GitHub's front end times out on a write that went through.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from bot.sandbox.fault_mix import FaultMix
 
 SERVER_ERROR_MESSAGE = "Server Error"
 PRIMARY_LIMIT_MESSAGE = (
@@ -34,35 +35,13 @@ class Fault:
     retry_after: int = 1
 
 
-@dataclass
-class RandomFaults:
-    """A seeded mix of faults, drawn per request (ghosts only for writes)."""
-
-    rng: random.Random
-    error_rate: float = 0.0
-    limit_rate: float = 0.0
-    ghost_rate: float = 0.0
-
-    def draw(self, operation_id: str, method: str) -> Fault | None:
-        roll = self.rng.random()
-        if roll < self.error_rate:
-            return Fault("error", self.rng.choice((500, 502, 503)), operation_id)
-        roll -= self.error_rate
-        if roll < self.limit_rate:
-            return Fault("secondary", 403, operation_id, retry_after=1)
-        roll -= self.limit_rate
-        if method not in ("GET", "HEAD") and roll < self.ghost_rate:
-            return Fault("ghost", 502, operation_id)
-        return None
-
-
 class Faults:
     """Planned faults, consumed in order by the requests they match."""
 
     def __init__(self) -> None:
         self.latency: float = 0.0
         self._pending: list[Fault] = []
-        self.random: RandomFaults | None = None
+        self.random: FaultMix | None = None
         self.injected: list[Fault] = []  # every fault answered, in order
         self.on_crash: Callable[[], None] | None = None
 
@@ -84,7 +63,9 @@ class Faults:
         limit_rate: float = 0.0,
         ghost_rate: float = 0.0,
     ) -> None:
-        self.random = RandomFaults(random.Random(seed), error_rate, limit_rate, ghost_rate)
+        self.random = FaultMix.seeded(
+            seed, error_rate=error_rate, limit_rate=limit_rate, ghost_rate=ghost_rate
+        )
 
     def fail_next(self, count: int, status: int = 502, operation: str | None = None) -> None:
         self._pending.extend(Fault("error", status, operation) for _ in range(count))
@@ -107,10 +88,21 @@ class Faults:
                 fault = self._pending.pop(index)
                 break
         if fault is None and self.random is not None:
-            fault = self.random.draw(operation_id, method)
+            fault = self._drawn(self.random, operation_id, method)
         if fault is not None:
             self.injected.append(fault)
         return fault
+
+    @staticmethod
+    def _drawn(mix: FaultMix, operation_id: str, method: str) -> Fault | None:
+        drawn = mix.draw(method)
+        if drawn == "error":
+            return Fault("error", mix.server_error(), operation_id)
+        if drawn == "limit":
+            return Fault("secondary", 403, operation_id, retry_after=1)
+        if drawn == "ghost":
+            return Fault("ghost", 502, operation_id)
+        return None
 
     def clear(self) -> None:
         self.latency = 0.0

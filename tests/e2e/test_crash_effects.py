@@ -120,18 +120,24 @@ async def _finish_build(env: Harness, number: int, *jobs: object) -> None:
     await env.ci.flush()
 
 
-async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, tmp_path: Path) -> None:
-    env = ci_env
+async def _landing_bump(env: Harness, tmp_path: Path) -> tuple[ServedBot, int]:
+    """A served bot and its bump PR, in a repository set up for landing."""
     seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
     bot = ServedBot(env, tmp_path)
     pull = await _bump_pr(env, bot)
-    number = int(str(pull["number"]))
+    return bot, int(str(pull["number"]))
 
-    async def approve() -> None:
-        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
-        await env.sandbox.flush()
 
-    await bot.crash_on(github("issues/add-labels"), approve)
+async def _approve(env: Harness, number: int) -> None:
+    env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
+    await env.sandbox.flush()
+
+
+async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, tmp_path: Path) -> None:
+    env = ci_env
+    bot, number = await _landing_bump(env, tmp_path)
+
+    await bot.crash_on(github("issues/add-labels"), lambda: _approve(env, number))
     assert labels(env, number) == ["ci-full", "ready"]
 
     env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "success", context=CI)
@@ -142,17 +148,10 @@ async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, tmp_path:
 
 async def test_killed_right_after_the_merge(ci_env: Harness, tmp_path: Path) -> None:
     env = ci_env
-    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
-    bot = ServedBot(env, tmp_path)
-    pull = await _bump_pr(env, bot)
-    number = int(str(pull["number"]))
+    bot, number = await _landing_bump(env, tmp_path)
     env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "success", context=CI)
 
-    async def approve() -> None:
-        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
-        await env.sandbox.flush()
-
-    await bot.run(approve)
+    await bot.run(lambda: _approve(env, number))
     await bot.crash_on(github("pulls/merge"), lambda: _finish_build(env, number, PASSING))
 
     assert current(env, number)["merged"] is True
@@ -161,16 +160,9 @@ async def test_killed_right_after_the_merge(ci_env: Harness, tmp_path: Path) -> 
 
 async def test_killed_right_after_a_landing_retry(ci_env: Harness, tmp_path: Path) -> None:
     env = ci_env
-    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
-    bot = ServedBot(env, tmp_path)
-    pull = await _bump_pr(env, bot)
-    number = int(str(pull["number"]))
+    bot, number = await _landing_bump(env, tmp_path)
 
-    async def approve() -> None:
-        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
-        await env.sandbox.flush()
-
-    await bot.run(approve)
+    await bot.run(lambda: _approve(env, number))
     await bot.crash_on(buildkite("/retry"), lambda: _finish_build(env, number, LOST_AGENT))
 
     retries = [r.path for r in env.ci.requests if r.method == "PUT"]
@@ -288,16 +280,9 @@ async def test_killed_between_stale_entries_pr_writes_rolls_forward(
 
 async def test_killed_after_the_landing_stop_comment(ci_env: Harness, tmp_path: Path) -> None:
     env = ci_env
-    seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
-    bot = ServedBot(env, tmp_path)
-    pull = await _bump_pr(env, bot)
-    number = int(str(pull["number"]))
+    bot, number = await _landing_bump(env, tmp_path)
 
-    async def approve() -> None:
-        env.sandbox.submit_review(DOWNSTREAM, number, MAINTAINER)
-        await env.sandbox.flush()
-
-    await bot.run(approve)
+    await bot.run(lambda: _approve(env, number))
     await bot.crash_on(github("issues/create-comment"), lambda: _finish_build(env, number, REAL))
 
     assert len(env.sandbox.comments(DOWNSTREAM, number)) == 1  # left to humans, said once

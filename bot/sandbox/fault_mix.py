@@ -1,0 +1,46 @@
+"""A seeded random mix of bad answers, shared by the GitHub and Buildkite stand-ins.
+
+Each request draws at most one: a server error, a rate limit, or (for writes
+only) a *ghost*: the write is applied and the answer is lost anyway. Each
+stand-in turns the drawn kind into its own fault (GitHub's 403 secondary limit,
+Buildkite's 429).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+Drawn = Literal["error", "limit", "ghost"]
+READS = frozenset({"GET", "HEAD"})
+SERVER_ERRORS = (500, 502, 503)
+
+
+@dataclass
+class FaultMix:
+    rng: random.Random
+    error_rate: float = 0.0
+    limit_rate: float = 0.0
+    ghost_rate: float = 0.0
+
+    @classmethod
+    def seeded(
+        cls, seed: int, *, error_rate: float = 0.0, limit_rate: float = 0.0, ghost_rate: float = 0.0
+    ) -> FaultMix:
+        return cls(random.Random(seed), error_rate, limit_rate, ghost_rate)
+
+    def draw(self, method: str) -> Drawn | None:
+        roll = self.rng.random()
+        if roll < self.error_rate:
+            return "error"
+        roll -= self.error_rate
+        if roll < self.limit_rate:
+            return "limit"
+        roll -= self.limit_rate
+        if method not in READS and roll < self.ghost_rate:
+            return "ghost"
+        return None
+
+    def server_error(self) -> int:
+        return self.rng.choice(SERVER_ERRORS)
