@@ -25,7 +25,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 bench: $(STAMP)
 	$(BIN)/python bench/bump_latency.py

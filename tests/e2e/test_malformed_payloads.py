@@ -99,7 +99,14 @@ def wrong(path: str, actual: str, kind: str) -> str:
     return ERROR_WRONG_TYPE.format(path=path, actual=actual, kind=kind)
 
 
-_ABSENT = object()
+class _Absent:
+    """The field is removed (a stable name in test ids, unlike a bare object())."""
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
 
 # (what is changed: path -> new value or _ABSENT, the message expected)
 Case = tuple[dict[str, Any], str]
