@@ -21,6 +21,7 @@ from aiohttp import web
 from graphql import GraphQLError, GraphQLSchema, build_schema, graphql
 
 from bot.sandbox.github_auth import AuthError, InstallationToken, parse_authorization
+from bot.sandbox.github_faults import SECONDARY_LIMIT_MESSAGE, SERVER_ERROR_MESSAGE
 from bot.sandbox.github_http import Reply
 from bot.sandbox.github_json import JSON, iso
 from bot.sandbox.github_state import AutoMerge, Issue, Repo
@@ -158,13 +159,27 @@ class GraphQLEndpoint:
                     400, {"message": PROBLEMS_PARSING_JSON, "documentation_url": GRAPHQL_DOCS_URL}
                 )
             else:
-                reply = Reply(200, await self.execute(body, Caller(token)))
+                reply = await self._answer(body, Caller(token))
         except AuthError as error:
             reply = Reply(401, {"message": str(error), "documentation_url": GRAPHQL_DOCS_URL})
         if bucket_key is not None:
             self.sb.auth.bucket(bucket_key).used += 1
         self.sb.record_request(request, OPERATION_ID, reply.status, started, body)
         return self.sb.respond(reply, bucket_key)
+
+    async def _answer(self, body: object, caller: Caller) -> Reply:
+        """The query's answer, or the fault planned for it (a ghost runs the query first)."""
+        fault = self.sb.faults.take(OPERATION_ID, "POST")
+        if fault is None:
+            return Reply(200, await self.execute(body, caller))
+        if fault.kind in ("ghost", "crash"):
+            await self.execute(body, caller)  # applied; the answer is lost
+            if fault.kind == "crash" and self.sb.faults.on_crash is not None:
+                self.sb.faults.on_crash()
+        if fault.kind in ("error", "ghost", "crash"):
+            return Reply(fault.status, {"message": SERVER_ERROR_MESSAGE})
+        headers = {"retry-after": str(fault.retry_after)}
+        return Reply(403, {"message": SECONDARY_LIMIT_MESSAGE}, headers)
 
     async def execute(self, body: object, caller: Caller) -> JSON:
         query = body.get("query") if isinstance(body, dict) else None

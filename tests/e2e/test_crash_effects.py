@@ -308,3 +308,40 @@ async def test_killed_while_closing_a_bump_that_is_no_longer_needed(
     [closed] = bump_pulls(env)
     assert closed["state"] == "closed"
     assert len(env.sandbox.comments(DOWNSTREAM, int(pull["number"]))) == 1
+
+
+async def _auto_merge_bump(env: Harness, tmp_path: Path) -> tuple[ServedBot, int]:
+    """A served bot and its bump PR in a repository that allows auto-merge, CI pending."""
+    seed_landing(env, config=CONFIG + LANDING, auto_merge=True)
+    env.sandbox.require_checks(DOWNSTREAM, "main", [CI])
+    bot = ServedBot(env, tmp_path)
+    pull = await _bump_pr(env, bot)
+    number = int(str(pull["number"]))
+    env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "pending", context=CI)
+    return bot, number
+
+
+async def test_killed_right_after_enabling_auto_merge(env: Harness, tmp_path: Path) -> None:
+    bot, number = await _auto_merge_bump(env, tmp_path)
+
+    await bot.crash_on(github("graphql"), lambda: _approve(env, number))
+
+    assert current(env, number)["auto_merge"] is not None
+    assert labels(env, number) == ["ci-full", "ready"]
+    head = current(env, number)["head"]["sha"]
+    env.sandbox.set_status(DOWNSTREAM, head, "success", context=CI)
+    await bot.run(env.sandbox.flush)
+    assert current(env, number)["merged"] is True
+    assert env.sandbox.comments(DOWNSTREAM, number) == []
+
+
+async def test_killed_after_asking_for_re_approval(env: Harness, tmp_path: Path) -> None:
+    bot, number = await _auto_merge_bump(env, tmp_path)
+    await bot.run(lambda: _approve(env, number))
+
+    await bot.crash_on(github("issues/create-comment"), lambda: merge_upstream(env, 2))
+
+    [comment] = env.sandbox.comments(DOWNSTREAM, number)  # asked once
+    assert "approve" in comment["body"]
+    assert current(env, number)["auto_merge"] is None
+    assert current(env, number)["merged"] is False
