@@ -107,6 +107,9 @@ def repo_web_url(commit_html_url: str) -> str:
 
 
 _PR_SUFFIX = re.compile(r"\s*\(#(?P<number>\d+)\)\s*$")
+# An unqualified "#N" as ``neutralise`` leaves it (inert, with a word joiner): not
+# part of an "owner/repo#N" or a word.
+_BARE_REFERENCE = re.compile(rf"(?<![\w/.-])#{neutralise.WORD_JOINER}(?P<number>\d+)")
 
 
 def _subject_line(commit: UpstreamCommit) -> str:
@@ -121,7 +124,20 @@ def _subject_line(commit: UpstreamCommit) -> str:
         link = f"[#{number}]({repo_web_url(commit.html_url)}/pull/{number})"
     # Upstream text must not ping, reference, close or inject anything downstream.
     author, subject = neutralise.inline(commit.author), neutralise.inline(subject)
-    return f"- {commit.date} · {author} · {subject} ({link})"
+    return f"- {commit.date} · {author} · {_upstream_references(subject, commit)} ({link})"
+
+
+def _upstream_references(subject: str, commit: UpstreamCommit) -> str:
+    """Every bare "#N" of an upstream subject ("Merge pull request #130 from …") is the
+    upstream's issue or PR N: link it there, by its qualified name, never downstream."""
+    web = repo_web_url(commit.html_url)
+    name = "/".join(web.rstrip("/").split("/")[-2:])
+
+    def link(match: re.Match[str]) -> str:
+        number = match.group("number")
+        return f"[{name}#{neutralise.WORD_JOINER}{number}]({web}/issues/{number})"
+
+    return _BARE_REFERENCE.sub(link, subject)
 
 
 def render(

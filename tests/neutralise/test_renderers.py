@@ -27,6 +27,9 @@ EVIL = (
 EVIL_AUTHOR = "@maintainer"
 
 
+UPSTREAM_LINK = re.compile(rf"\[[\w.-]+/[\w.-]+#{WJ}\d+\]\({re.escape(WEB)}/issues/\d+\)")
+
+
 def render_bump(subject: str, author: str = EVIL_AUTHOR) -> bump_text.BumpText:
     sha = "c" * 40
     commit = UpstreamCommit(sha, "2026-08-01", author, subject, f"{WEB}/commit/{sha}")
@@ -38,8 +41,12 @@ def test_bump_pr_body_lists_a_hostile_subject_inertly() -> None:
     [line] = [line for line in body.splitlines() if line.startswith("- 2026-08-01")]
     text, link = line.rsplit(" (", 1)
     assert link == f"[#77]({WEB}/pull/77))"  # the upstream PR link stays
-    assert acts(text) == []
-    assert unescaped_markdown(text.removeprefix("- 2026-08-01 · ").replace(" · ", " ", 1)) == []
+    # The bot's own links of bare "#N" to the upstream repository are the only acts.
+    upstream_links = re.findall(rf"\[[\w.-]+/[\w.-]+#{WJ}\d+\]\(([^)]*)\)", text)
+    assert all(url.startswith(f"{WEB}/issues/") for url in upstream_links)
+    inert = UPSTREAM_LINK.sub("", text)
+    assert acts(inert) == []
+    assert unescaped_markdown(inert.removeprefix("- 2026-08-01 · ").replace(" · ", " ", 1)) == []
     assert f"@{WJ}maintainer · " in line  # the author, defused
     assert body.count("<!--") == 1  # the bot's own marker only
     assert body.endswith(bump_text.MARKER.format(pin="flash-attention", target=NEW))
