@@ -368,7 +368,7 @@ async def _bump(
         old=facts.pinned,
         new=target,
         total_commits=int(comparison.get("total_commits") or 0),
-        commits=bump_text.parse_compare_commits(comparison.get("commits") or []),
+        commits=bump_text.parse_compare_commits(await _newest(ctx, upstream, target, comparison)),
         compare_url=str(comparison["html_url"]),
     )
     key = pin_key(ctx.repo.full_name, pin.name)
@@ -474,6 +474,25 @@ async def _snapshot(
         pinned=pinned, upstream_head=upstream_head, behind=behind, oldest_unrolled_at=oldest
     )
     await ctx.store.put_state(PIN_KIND, pin_key(ctx.repo.full_name, pin.name), doc)
+
+
+async def _newest(
+    ctx: RepoContext, upstream: Repo, target: str, comparison: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The commits the PR body lists, oldest first, ending at ``target``.
+
+    GitHub's compare lists at most 250 commits, and the *oldest* ones: past that,
+    the newest are read from the commits list at the target instead (one request,
+    only then).
+    """
+    listed: list[dict[str, Any]] = list(comparison.get("commits") or [])
+    if int(comparison.get("total_commits") or 0) <= len(listed):
+        return listed
+    newest = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/commits{?sha,per_page}",
+        url_vars=upstream.vars(sha=target, per_page=str(bump_text.MAX_LISTED_COMMITS)),
+    )
+    return list(reversed(newest))
 
 
 def _commit_time(commit: Mapping[str, Any]) -> float | None:

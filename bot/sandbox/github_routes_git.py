@@ -28,7 +28,8 @@ BAD_TREE_ENTRY = "tree.sha {sha} is not a valid {kind}"
 BAD_BLOB_ENCODING = "encoding must be one of utf-8 or base64"
 NO_COMMON_ANCESTOR = "No common ancestor between {base} and {head}."
 NO_COMMIT = "No commit found for SHA: {sha}"
-MAX_COMPARE_COMMITS = 250
+MAX_COMPARE_COMMITS = 250  # GitHub's compare lists at most 250 commits, the oldest
+MAX_COMPARE_FILES = 300  # and at most 300 files
 TREE_TYPES = {
     "100644": "blob",
     "100755": "blob",
@@ -408,7 +409,7 @@ class GitRoutes:
             "behind_by": behind,
             "total_commits": ahead,
             "commits": [json.commit(repo, info) for info in listed],
-            "files": [json.diff_entry(repo, head, f) for f in files],
+            "files": [json.diff_entry(repo, head, f) for f in files[:MAX_COMPARE_FILES]],
         }
         return Reply(200, body)
 
