@@ -65,6 +65,10 @@ REASON_THROTTLED = (
     "the bot already pushed {count} times for upstream {target7}; it waits for a new "
     "upstream commit (or `@bot recreate`) rather than keep rebuilding"
 )
+REASON_OTHER_REPOSITORY = (
+    "{file} fetches {repository}, not the configured upstream {upstream}; "
+    "the bot will not pin one repository's commit for another"
+)
 REASON_COOLDOWN = "a bump of this pin landed a moment ago; waiting out the cooldown"
 REASON_UNKNOWN_PIN = (
     "pinned {value!r} is not known to {upstream} (compare answered 404); "
@@ -249,10 +253,26 @@ async def _facts(ctx: RepoContext, pin: PinConfig) -> PinFacts | PinResult:
         return PinResult(pin.name, Outcome.FAILED, reason)
     text = raw.decode("utf-8")
     try:
-        pinned = (await ctx.blocking.run(read_pin, text, pin.dependency, filename=pin.file)).value
+        found = await ctx.blocking.run(read_pin, text, pin.dependency, filename=pin.file)
     except PinError as exc:
         return PinResult(pin.name, Outcome.FAILED, str(exc))
-    return PinFacts(head, pulls, text, pinned)
+    if found.repository is not None and not same_repository(found.repository, pin.upstream):
+        reason = REASON_OTHER_REPOSITORY.format(
+            file=pin.file, repository=found.repository, upstream=pin.upstream
+        )
+        return PinResult(pin.name, Outcome.FAILED, reason)
+    return PinFacts(head, pulls, text, found.value)
+
+
+def same_repository(git_repository: str, upstream: str) -> bool:
+    """Whether a ``GIT_REPOSITORY`` URL names ``owner/name`` (any host, with or without
+    ``.git``); a value the bot cannot read as a URL (a ``${VAR}``) is not contradicted."""
+    value = git_repository.strip()
+    if "${" in value:
+        return True
+    path = value.removesuffix("/").removesuffix(".git")
+    path = path.split(":", 1)[-1] if path.startswith("git@") else path
+    return "/".join(path.split("/")[-2:]).lower() == upstream.lower()
 
 
 def target_of(state: PinState, head: str) -> str:
@@ -329,10 +349,13 @@ async def _bump(
     open_pr = facts.open_pr
     # Compare before any write: a pin that upstream history no longer reaches
     # must end with nothing written, not even an orphan blob.
-    comparison, new_text = await asyncio.gather(
-        _compare(ctx.gh, upstream, facts.pinned, target),
-        ctx.blocking.run(set_pin, facts.text, pin.dependency, target, filename=pin.file),
-    )
+    try:
+        comparison, new_text = await asyncio.gather(
+            _compare(ctx.gh, upstream, facts.pinned, target),
+            ctx.blocking.run(set_pin, facts.text, pin.dependency, target, filename=pin.file),
+        )
+    except PinError as exc:  # e.g. a shallow pin cannot take the commit sha of a branch
+        return PinResult(pin.name, Outcome.FAILED, str(exc))
     if comparison is None:
         reason = REASON_UNKNOWN_PIN.format(value=facts.pinned, upstream=pin.upstream)
         return PinResult(pin.name, Outcome.FAILED, reason)

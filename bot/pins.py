@@ -40,6 +40,10 @@ MSG_UNEDITABLE = "{keyword} value {value!r} is not a form the bot can edit: {rea
 MSG_VARIABLE_UNSET = "GIT_TAG uses ${{{variable}}} but the file has no set({variable} ...)"
 MSG_VARIABLE_SET_TWICE = "${{{variable}}} is set more than once (lines {lines}); cannot tell which"
 MSG_SET_FORM = "set({variable} ...) is a form the bot does not understand: {reason}"
+MSG_SHALLOW_SHA = (
+    "{dependency!r} is fetched with GIT_SHALLOW TRUE, which cannot fetch a commit sha "
+    "({value}); pin a tag, or drop GIT_SHALLOW (line {line})"
+)
 MSG_INVALID_NEW_VALUE = (
     "invalid pin value {value!r}: a pin must be non-empty, without whitespace, quotes, "
     "'$', ';', '(', ')', '#', '[', ']' or backslashes"
@@ -232,6 +236,8 @@ class Pin:
     end: int
     variable: str | None  # set when GIT_TAG is ${VAR} and the edited token is in set(VAR ...)
     repository: str | None  # GIT_REPOSITORY value of the pinned block, informative only
+    shallow: bool = False  # GIT_SHALLOW is true: only a tag or branch can be fetched
+    shallow_line: int = 0
 
 
 # Characters that would change the meaning of a CMake argument (or are not
@@ -295,13 +301,14 @@ def read_pin(text: str, dependency: str, *, filename: str = "<text>") -> Pin:
         raise PinError(f"{where}: {MSG_MISSING_VALUE.format(dependency=dependency)}")
     tag = arguments[tag_index + 1]
     repository = _keyword_value(arguments, "GIT_REPOSITORY")
+    shallow = _shallow_line(text, arguments)
 
     variable = _variable_name(tag)
     if variable is None:
         _check_editable(text, filename, "GIT_TAG", tag, variable_reason=REASON_MIXED)
-        return _pin(text, dependency, tag, None, repository)
+        return _pin(text, dependency, tag, None, repository, shallow)
     value = _variable_value(text, commands, variable, tag, filename)
-    return _pin(text, dependency, value, variable, repository)
+    return _pin(text, dependency, value, variable, repository, shallow)
 
 
 def set_pin(text: str, dependency: str, new_value: str, *, filename: str = "<text>") -> str:
@@ -315,6 +322,12 @@ def set_pin(text: str, dependency: str, new_value: str, *, filename: str = "<tex
     pin = read_pin(text, dependency, filename=filename)
     if pin.value == new_value:
         return text
+    if pin.shallow and is_commit_sha(new_value):
+        # A shallow clone fetches refs only: CMake would fail at configure time.
+        message = MSG_SHALLOW_SHA.format(
+            dependency=dependency, value=new_value, line=pin.shallow_line
+        )
+        raise PinError(f"{filename}: {message}")
     return text[: pin.start] + new_value + text[pin.end :]
 
 
@@ -463,8 +476,32 @@ def _keyword_value(arguments: Sequence[_Argument], keyword: str) -> str | None:
     return None
 
 
+_COMMIT_SHA = re.compile(r"[0-9a-fA-F]{7,40}")
+# CMake's true constants (if(<constant>)), case-insensitive.
+_CMAKE_TRUE = frozenset({"1", "ON", "YES", "TRUE", "Y"})
+
+
+def is_commit_sha(value: str) -> bool:
+    """Whether ``value`` reads as a commit sha (full or abbreviated) rather than a tag."""
+    return bool(_COMMIT_SHA.fullmatch(value))
+
+
+def _shallow_line(text: str, arguments: Sequence[_Argument]) -> int:
+    """The line of a true ``GIT_SHALLOW`` in the declaration (0: none or not true)."""
+    for argument, following in pairwise(arguments):
+        is_shallow = argument.text == "GIT_SHALLOW" and argument.kind != "paren"
+        if is_shallow and following.text.upper() in _CMAKE_TRUE:
+            return _line_of(text, argument.start)
+    return 0
+
+
 def _pin(
-    text: str, dependency: str, token: _Argument, variable: str | None, repository: str | None
+    text: str,
+    dependency: str,
+    token: _Argument,
+    variable: str | None,
+    repository: str | None,
+    shallow_line: int = 0,
 ) -> Pin:
     return Pin(
         dependency=dependency,
@@ -474,6 +511,8 @@ def _pin(
         end=token.end,
         variable=variable,
         repository=repository,
+        shallow=shallow_line > 0,
+        shallow_line=shallow_line,
     )
 
 

@@ -206,3 +206,38 @@ def _last_upstream_push(env: Harness) -> dict[str, object]:
         d for d in reversed(env.sandbox.deliveries) if d.event == "push" and d.repo == UPSTREAM
     )
     return json.loads(json.dumps(push.payload))  # type: ignore[no-any-return]
+
+
+async def test_a_shallow_pin_is_not_given_a_commit_sha(env: Harness) -> None:
+    shallow = PIN_TEMPLATE.replace("GIT_TAG {sha}", "GIT_TAG {sha}\n  GIT_SHALLOW TRUE")
+    seed(env, pin_template=shallow)
+    await env.start()
+    env.sandbox.reset_log()
+    await merge_upstream(env, 1)
+    await env.settle()
+
+    assert writes(env) == []
+    assert bump_pulls(env) == []
+    state = await pin_state(env)
+    assert state["last_result"] == bump.Outcome.FAILED
+    assert "GIT_SHALLOW TRUE, which cannot fetch a commit sha" in str(state["last_failure"])
+
+
+async def test_a_pin_of_another_repository_is_not_bumped_from_this_upstream(
+    env: Harness,
+) -> None:
+    fork = PIN_TEMPLATE.replace(f"github.com/{UPSTREAM}", "github.com/someone/fork")
+    assert fork != PIN_TEMPLATE
+    seed(env, pin_template=fork)
+    await env.start()
+    env.sandbox.reset_log()
+    await merge_upstream(env, 1)
+    await env.settle()
+
+    assert writes(env) == []
+    state = await pin_state(env)
+    assert state["last_failure"] == bump.REASON_OTHER_REPOSITORY.format(
+        file=PIN_FILE,
+        repository="https://github.com/someone/fork.git",
+        upstream=UPSTREAM,
+    )

@@ -8,9 +8,10 @@ import pytest
 
 from bot import pins
 from bot.errors import PermanentError, is_transient
-from bot.pins import Pin, PinError, pin_diff, read_pin, set_pin
+from bot.pins import MSG_SHALLOW_SHA, Pin, PinError, pin_diff, read_pin, set_pin
 
 NEW_SHA = "feedfacefeedfacefeedfacefeedfacefeedface"
+NEW_TAG = "v9.9.9"
 FILE = "cmake/x.cmake"
 
 
@@ -123,12 +124,14 @@ def test_bump_of_each_fixture_changes_only_the_pin_line(
     cmake_fixture: Callable[[str], str], filename: str, dependency: str, value: str, line: int
 ) -> None:
     text = cmake_fixture(filename)
+    # A shallow pin (cutlass, triton_kernels) can only move to another tag.
+    new = NEW_TAG if read_pin(text, dependency).shallow else NEW_SHA
 
-    bumped = set_pin(text, dependency, NEW_SHA, filename=filename)
+    bumped = set_pin(text, dependency, new, filename=filename)
 
     old_line = text.splitlines(keepends=True)[line - 1]
-    assert changed_lines(text, bumped) == [(old_line, old_line.replace(value, NEW_SHA))]
-    assert read_pin(bumped, dependency).value == NEW_SHA
+    assert changed_lines(text, bumped) == [(old_line, old_line.replace(value, new))]
+    assert read_pin(bumped, dependency).value == new
 
 
 def test_variable_pin_edits_the_set_line_not_the_git_tag_line(
@@ -616,3 +619,38 @@ def test_diff_keeps_crlf_in_content_lines() -> None:
     diff = pin_diff("a\r\nold\r\n", "a\r\nnew\r\n", "f")
 
     assert "-old\r\n+new\r\n" in diff
+
+
+SHALLOW = """\
+FetchContent_Declare(
+  cutlass
+  GIT_REPOSITORY https://github.com/nvidia/cutlass.git
+  GIT_TAG {tag}
+  GIT_SHALLOW {shallow}
+)
+"""
+
+
+@pytest.mark.parametrize("shallow", ["TRUE", "ON", "1", "yes", "Y"])
+def test_a_shallow_pin_refuses_a_commit_sha(shallow: str) -> None:
+    text = SHALLOW.format(tag="v4.4.2", shallow=shallow)
+
+    with pytest.raises(PinError) as raised:
+        set_pin(text, "cutlass", NEW_SHA, filename="CMakeLists.txt")
+
+    message = MSG_SHALLOW_SHA.format(dependency="cutlass", value=NEW_SHA, line=5)
+    assert str(raised.value) == f"CMakeLists.txt: {message}"
+
+
+@pytest.mark.parametrize(("shallow", "new"), [("TRUE", "v4.5.0"), ("FALSE", NEW_SHA)])
+def test_a_shallow_pin_takes_a_tag_and_a_deep_one_a_sha(shallow: str, new: str) -> None:
+    text = SHALLOW.format(tag="v4.4.2", shallow=shallow)
+
+    assert read_pin(set_pin(text, "cutlass", new), "cutlass").value == new
+
+
+def test_the_real_cutlass_pin_refuses_a_sha(cmake_fixture: Callable[[str], str]) -> None:
+    text = cmake_fixture("CMakeLists.txt")
+    assert read_pin(text, "cutlass").shallow
+    with pytest.raises(PinError, match="GIT_SHALLOW TRUE"):
+        set_pin(text, "cutlass", NEW_SHA, filename="CMakeLists.txt")

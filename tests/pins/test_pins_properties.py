@@ -85,7 +85,9 @@ def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
     ]
     if draw(st.booleans()):
         arguments.append('GIT_SUBMODULES "third-party/a" "third-party/b"')
-    arguments.append(draw(st.sampled_from(["GIT_PROGRESS TRUE", "GIT_SHALLOW TRUE"])))
+    # A keyword after GIT_TAG is a trap for the parser; GIT_SHALLOW is OFF here
+    # because a shallow fetch cannot take the commit shas these laws write.
+    arguments.append(draw(st.sampled_from(["GIT_PROGRESS TRUE", "GIT_SHALLOW OFF"])))
     pinned = f"{command}(\n" + "".join(f"{indent}{a}\n" for a in arguments) + ")\n"
 
     if draw(st.booleans()):

@@ -141,3 +141,16 @@ def test_write_failure_exits_2(repo: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
     assert code == EXIT_FAILED
     assert err == plan_files.MSG_UNWRITABLE.format(file=FILE, reason="Permission denied") + "\n"
+
+
+def test_a_shallow_pin_given_a_sha_exits_2(
+    tmp_path: Path, cmake_fixture: Callable[[str], str]
+) -> None:
+    (tmp_path / "CMakeLists.txt").write_text(cmake_fixture("CMakeLists.txt"))
+
+    code, out, err = run(tmp_path, file="CMakeLists.txt", dependency="cutlass")
+
+    assert code == EXIT_FAILED
+    assert out == ""
+    assert "GIT_SHALLOW TRUE, which cannot fetch a commit sha" in err
+    assert run(tmp_path, to="v4.5.0", file="CMakeLists.txt", dependency="cutlass")[0] == EXIT_OK
