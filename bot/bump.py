@@ -69,6 +69,10 @@ REASON_OTHER_REPOSITORY = (
     "{file} fetches {repository}, not the configured upstream {upstream}; "
     "the bot will not pin one repository's commit for another"
 )
+REASON_REWRITTEN = (
+    "#{number} pins {old7}, which upstream history no longer has on {upstream}@{branch}; "
+    "left to humans (close it for a fresh bump)"
+)
 REASON_COOLDOWN = "a bump of this pin landed a moment ago; waiting out the cooldown"
 REASON_UNKNOWN_PIN = (
     "pinned {value!r} is not known to {upstream} (compare answered 404); "
@@ -359,6 +363,13 @@ async def _bump(
     if comparison is None:
         reason = REASON_UNKNOWN_PIN.format(value=facts.pinned, upstream=pin.upstream)
         return PinResult(pin.name, Outcome.FAILED, reason)
+    old_target = _bots_target(state, open_pr)
+    if (
+        open_pr is not None
+        and old_target is not None
+        and await _left_branch(ctx, upstream, comparison, old_target, facts.head)
+    ):
+        return await _rewritten(ctx, pin, open_pr, old_target, facts.head)
     status = comparison["status"]
     if status == "behind":
         return await _close_not_needed(
@@ -431,6 +442,41 @@ async def _bump(
     state.head, state.target, state.source, state.pr = sha, target, facts.pinned, number
     state.pending, state.intent = None, None
     return PinResult(pin.name, outcome, text_out.title, number)
+
+
+def _bots_target(state: PinState, open_pr: Mapping[str, Any] | None) -> str | None:
+    """The upstream commit the bot's open PR pins (None: no PR of the bot's, or not known)."""
+    if open_pr is None or not state.target or str(open_pr["head"]["sha"]) != state.head:
+        return None
+    return state.target
+
+
+async def _left_branch(
+    ctx: RepoContext, upstream: Repo, comparison: Mapping[str, Any], old: str, new: str
+) -> bool:
+    """Whether ``old`` is no longer in the history of the branch head ``new`` (upstream
+    rewrote its history). Usually the compare on the way to the target already lists
+    ``old``; otherwise one more compare decides."""
+    if old == new or any(c.get("sha") == old for c in comparison.get("commits") or []):
+        return False
+    between = await _compare(ctx.gh, upstream, old, new)
+    return between is None or between["status"] not in ("ahead", "identical")
+
+
+async def _rewritten(
+    ctx: RepoContext, pin: PinConfig, open_pr: Mapping[str, Any], old: str, head: str
+) -> PinResult:
+    """Say once on the PR that its target left the branch; the PR is the humans' now."""
+    number = int(open_pr["number"])
+    body = bump_text.COMMENT_REWRITTEN.format(
+        old7=old[:7], upstream=pin.upstream, branch=pin.branch, head7=head[:7]
+    )
+    marker = bump_text.MARKER_REWRITTEN.format(pin=pin.name, target=old)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    reason = REASON_REWRITTEN.format(
+        number=number, old7=old[:7], upstream=pin.upstream, branch=pin.branch
+    )
+    return PinResult(pin.name, Outcome.FAILED, reason, number)
 
 
 def _resumable(

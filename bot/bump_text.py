@@ -47,6 +47,12 @@ COMMENT_HUMAN_PUSH = (
 )
 MARKER_HUMAN_PUSH = "<!-- followup-bot:human-push pin={pin} head={head} -->"
 MARKER_ALREADY_CURRENT = "<!-- followup-bot:already-current pin={pin} -->"
+COMMENT_REWRITTEN = (
+    "Upstream history was rewritten: `{old7}`, the commit this PR pins, is no longer on "
+    "`{upstream}@{branch}` (now at `{head7}`). The bot leaves this PR to you: close it, and "
+    "the bot opens a fresh bump from the new history when upstream moves again."
+)
+MARKER_REWRITTEN = "<!-- followup-bot:upstream-rewritten pin={pin} target={target} -->"
 
 
 @dataclass(frozen=True)

@@ -241,3 +241,35 @@ async def test_a_pin_of_another_repository_is_not_bumped_from_this_upstream(
         repository="https://github.com/someone/fork.git",
         upstream=UPSTREAM,
     )
+
+
+async def test_upstream_rewritten_under_an_open_bump_pr_is_said_once(env: Harness) -> None:
+    pinned = seed(env)
+    await env.start()
+    first = await merge_upstream(env, 1)
+    await env.settle()
+    [pull] = bump_pulls(env)
+    head = env.sandbox.head(DOWNSTREAM, pull["head"]["ref"])
+    # upstream force-pushes: main goes back to the pin and grows another way
+    env.sandbox.set_ref(UPSTREAM, "main", pinned)
+    await merge_upstream(env, 2)
+    await env.settle()
+    await merge_upstream(env, 3)  # and again: nothing more is said
+    await env.settle()
+
+    [still] = bump_pulls(env)
+    assert still["state"] == "open"
+    assert env.sandbox.head(DOWNSTREAM, still["head"]["ref"]) == head  # left alone
+    [comment] = env.sandbox.comments(DOWNSTREAM, int(pull["number"]))
+    assert f"`{first[:7]}`, the commit this PR pins, is no longer on" in comment["body"]
+    state = await pin_state(env)
+    assert state["last_result"] == bump.Outcome.FAILED
+    assert "no longer has on" in str(state["last_failure"])  # what the dashboard shows
+
+    # a human closes it: the next upstream commit gets a fresh bump from the new history
+    env.sandbox.close_pull(DOWNSTREAM, int(pull["number"]))
+    await env.settle()
+    newest = await merge_upstream(env, 4)
+    await env.settle()
+    fresh = [p for p in bump_pulls(env) if p["state"] == "open"]
+    assert [newest[:7] in p["title"] for p in fresh] == [True]
