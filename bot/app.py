@@ -72,10 +72,17 @@ def create_app(
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
         blocking = BlockingRunner(max_workers=4)
+        # The single-writer lock comes first: the inbox's start-up re-queues every
+        # RUNNING delivery as its own interrupted work, so a second serve on this
+        # database must stop here (DatabaseInUse), not run the first one's again.
+        store: Store = SQLiteStore(settings.database, blocking, clock=clock, single_writer=True)
+        try:
+            await store.open()
+        except BaseException:
+            blocking.close()
+            raise
         timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
         session = aiohttp.ClientSession(timeout=timeout)
-        store: Store = SQLiteStore(settings.database, blocking, clock=clock)
-        await store.open()
         github = GitHubApp(
             session,
             app_id=settings.app_id,

@@ -1,4 +1,4 @@
-"""The ``followup-bot`` command: serve, demo, check-config, plan."""
+"""The ``followup-bot`` command: serve, demo, check-config, plan, report, audit, deliveries."""
 
 from __future__ import annotations
 
@@ -11,6 +11,30 @@ from pathlib import Path
 
 EXIT_USAGE = 2
 DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
+DATABASE_VARIABLE = "FOLLOWUP_BOT_DATABASE"
+DEFAULT_DATABASE = "followup-bot.sqlite3"
+REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
+DEFAULT_LIST_LIMIT = 50
+
+
+def _database_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database",
+        type=Path,
+        metavar="PATH",
+        default=Path(os.environ.get(DATABASE_VARIABLE, DEFAULT_DATABASE)),
+        help=f"the bot's SQLite database (default: ${DATABASE_VARIABLE}, else {DEFAULT_DATABASE})",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,12 +87,34 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="reports from the bot's records")
     reports = report.add_subparsers(dest="report", required=True, metavar="REPORT")
     flaky = reports.add_parser("flaky", help="the flakiest steps and rules retry-flaky has seen")
-    flaky.add_argument(
-        "--database",
-        type=Path,
-        default=Path(os.environ.get("FOLLOWUP_BOT_DATABASE", "followup-bot.sqlite3")),
-        help="the bot's SQLite database (default: $FOLLOWUP_BOT_DATABASE)",
+    _database_option(flaky)
+
+    deliveries = commands.add_parser("deliveries", help="look into the inbox; replay a delivery")
+    actions = deliveries.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="the newest deliveries (read-only)")
+    listing.add_argument("--failed", action="store_true", help="only deliveries that failed")
+    listing.add_argument(
+        "--limit",
+        type=_positive,
+        default=DEFAULT_LIST_LIMIT,
+        metavar="N",
+        help=f"at most N deliveries (default: {DEFAULT_LIST_LIMIT})",
     )
+    listing.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    _database_option(listing)
+    show = actions.add_parser("show", help="one delivery in full (read-only)")
+    show.add_argument("delivery_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    show.add_argument("--payload", action="store_true", help="print the stored payload too")
+    _database_option(show)
+    replay = actions.add_parser(
+        "replay", help="queue a failed delivery again, for the running service to run"
+    )
+    replay.add_argument("delivery_id", metavar="ID")
+    replay.add_argument(
+        "--force", action="store_true", help="replay a delivery that is done (every handler)"
+    )
+    _database_option(replay)
 
     audit = commands.add_parser(
         "audit", help="audit a wheel or package directory against the torch ABI allowlist"
@@ -92,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.repo_config import check_config
 
         return check_config(args.path, sys.stdout, sys.stderr)
+    if args.command == "deliveries":
+        from bot.deliveries_cli import deliveries_command
+
+        return deliveries_command(args, sys.stdout, sys.stderr)
     if args.command == "report":
         from bot.report import report_command
 
@@ -138,16 +188,21 @@ def _serve() -> int:
 
     from bot.app import create_app
     from bot.settings import Settings, SettingsError
+    from bot.store_sqlite import StoreUnavailable
 
     try:
         settings = Settings.from_env(os.environ)
     except SettingsError as exc:
-        print(f"followup-bot: refusing to start:\n{exc}", file=sys.stderr)
+        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    web.run_app(create_app(settings), host=settings.host, port=settings.port)
+    try:
+        web.run_app(create_app(settings), host=settings.host, port=settings.port)
+    except StoreUnavailable as exc:  # above all: another serve holds this database
+        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 

@@ -40,6 +40,7 @@ from functools import lru_cache
 
 from bot.abi_log import clean_log
 from bot.failure_signature import NO_SIGNATURE, Signature, signature_from_lines
+from bot.job_states import NO_AGENT_STATES
 
 MAX_EVIDENCE_CHARS = 240
 EXCERPT_CHARS = 160  # of a matched log line
@@ -300,7 +301,7 @@ def _infra(
         return Verdict(
             infra, EVIDENCE_SIGNAL.format(reason=reason, meaning=_SIGNAL_REASONS[reason])
         )
-    if failure.state == "expired":
+    if failure.state in NO_AGENT_STATES:
         return Verdict(infra, EVIDENCE_EXPIRED)
     if lines is None:
         return None

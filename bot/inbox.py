@@ -10,6 +10,14 @@ Waking up uses one "something changed" ``asyncio.Event`` that is replaced
 every time it fires: a worker (or ``wait_idle``) takes the current event
 *before* looking at the store, so a change that lands after the look still
 wakes it, and there is no shared ``clear()`` to race on.
+
+Those wake-ups only come from this process. Work another process puts in the
+store (``followup-bot deliveries replay``) rings nobody, so an idle worker
+also looks again every ``poll_interval`` seconds: a replay is picked up within
+that time, and the idle cost is a couple of indexed queries per worker.
+
+A sender's redelivery of a delivery that FAILED (GitHub's "Redeliver" keeps
+its id) is queued again through ``admit``; any other known id is a duplicate.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from bot.errors import is_transient, retry_after
-from bot.store import Delivery, Store
+from bot.store import Delivery, EnqueueResult, Store
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +41,14 @@ RESULT_DONE = "done"
 RESULT_RETRY = "retry in %.1fs after %s"
 RESULT_FAILED = "failed: %s"
 LOG_DUPLICATE = "delivery %s (%s) is a duplicate; dropped"
+LOG_REDELIVERED = (
+    "delivery %s (%s) had failed and was delivered again: queued to run again"
+    " (handlers that completed before are skipped)"
+)
+LOG_BODY_DIFFERS = (
+    "the redelivery of %s has a different body from the stored one; the stored one is kept"
+)
+LOG_BODY_CHECK_FAILED = "could not compare the redelivery of %s with the stored body"
 LOG_REQUEUED = "requeued %d deliveries interrupted by the previous run"
 LOG_WORKER_ERROR = "inbox worker %s hit a store error; pausing"
 GAVE_UP = "gave up after {attempts} attempts; the last one never finished (crash or shutdown)"
@@ -41,6 +57,9 @@ ALREADY_STARTED = "the inbox is already running"
 # After a store error a worker waits this long (or for the next change)
 # before trying again, so a broken database does not become a busy loop.
 STORE_ERROR_PAUSE = 1.0
+# How often an idle worker looks at the store unasked, for work another process
+# queued (a replay from the command line): no in-process event announces it.
+EXTERNAL_POLL_INTERVAL = 2.0
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rand: float) -> float:
@@ -69,11 +88,15 @@ class Inbox:
         backoff_max: float = 600.0,
         clock: Callable[[], float] = time.time,
         rng: Callable[[], float] = random.random,
+        poll_interval: float = EXTERNAL_POLL_INTERVAL,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if poll_interval <= 0:
+            raise ValueError("poll_interval must be positive")
+        self._poll_interval = poll_interval
         self._store = store
         self._dispatch = dispatch
         self._workers = workers
@@ -122,16 +145,52 @@ class Inbox:
     # -- intake and observation ------------------------------------------------
 
     async def submit(self, delivery: Delivery) -> bool:
-        """Store ``delivery`` durably and wake a worker; ``False`` for a duplicate id."""
+        """Store ``delivery`` durably and wake a worker; ``False`` for a known id.
+
+        For the bot's own work, whose ids are derived so that a rerun adds
+        nothing: a known id is dropped whatever its status.
+        """
         accepted = await self._store.enqueue(delivery)
         if accepted:
-            # A worker running this subject will claim the new delivery when it
-            # finishes; waking an idle one would only make it scan the queue in vain.
-            if delivery.subject not in self._busy:
-                self._ring()
+            self._wake_for(delivery)
         else:
             logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
         return accepted
+
+    async def admit(self, delivery: Delivery) -> EnqueueResult:
+        """``submit`` for a sender's delivery: a known FAILED id is queued again.
+
+        A sender redelivers (same id) to get a lost delivery back, so one that
+        failed runs again, minus the handlers that completed; a known QUEUED,
+        RUNNING or DONE id is a duplicate.
+        """
+        result = await self._store.enqueue_or_requeue(delivery)
+        if result is EnqueueResult.DUPLICATE:
+            logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
+            return result
+        if result is EnqueueResult.REQUEUED:
+            logger.info(LOG_REDELIVERED, delivery.delivery_id, delivery.event)
+            await self._warn_if_body_differs(delivery)
+        self._wake_for(delivery)
+        return result
+
+    async def _warn_if_body_differs(self, delivery: Delivery) -> None:
+        # GitHub redelivers the same bytes, so a different body is worth a look
+        # (a forged or edited resend); the stored payload, the one that was
+        # first accepted, is what runs. Only a diagnosis: the requeue stands.
+        try:
+            stored = await self._store.get_delivery(delivery.delivery_id)
+        except Exception:
+            logger.warning(LOG_BODY_CHECK_FAILED, delivery.delivery_id, exc_info=True)
+            return
+        if stored is not None and stored.delivery.payload != delivery.payload:
+            logger.warning(LOG_BODY_DIFFERS, delivery.delivery_id)
+
+    def _wake_for(self, delivery: Delivery) -> None:
+        # A worker running this subject will claim the new delivery when it
+        # finishes; waking an idle one would only make it scan the queue in vain.
+        if delivery.subject not in self._busy:
+            self._ring()
 
     async def wait_idle(self) -> None:
         """Return once no delivery is QUEUED (due or not) or RUNNING."""
@@ -209,17 +268,18 @@ class Inbox:
                     held = None
             await self._wait_for_ring(timeout)
 
-    async def _idle_timeout(self, claimed_at: float) -> float | None:
+    async def _idle_timeout(self, claimed_at: float) -> float:
         """How long to sleep when nothing could be claimed at ``claimed_at``.
 
-        A delivery that was already due then was skipped because its subject
-        is busy: the end of that run will signal, so no timeout (a zero one
-        would spin). Otherwise wake when the earliest retry falls due.
+        At most ``poll_interval``, for work other processes queue. A delivery
+        that was already due then was skipped because its subject is busy: the
+        end of that run will signal, so no earlier timeout (a zero one would
+        spin). Otherwise wake when the earliest retry falls due.
         """
         due = await self._store.next_due()
         if due is None or due <= claimed_at:
-            return None
-        return max(due - self._clock(), 0.0)
+            return self._poll_interval
+        return min(max(due - self._clock(), 0.0), self._poll_interval)
 
     async def _process(self, delivery: Delivery) -> None:
         self._busy.add(delivery.subject)

@@ -22,7 +22,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import bump, bump_text, changes, effects, landing_text, retry_flow
+from bot import bump, bump_text, changes, effects, job_states, landing_text, retry_flow
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient
 from bot.changes import Repo
@@ -53,6 +53,9 @@ SUCCESS = "success"
 MERGE_NOT_ALLOWED = 405  # required checks or reviews not satisfied (yet)
 MERGE_HEAD_MOVED = 409  # the sha we named is no longer the head
 GRAPHQL_METHODS = {"merge": "MERGE", "squash": "SQUASH", "rebase": "REBASE"}
+WAITING_NEVER_RAN = (
+    "waiting: build #{number} failed only by jobs that never ran ({names}); nothing to retry"
+)
 
 ENABLE_AUTO_MERGE = """
 mutation($pr: ID!, $method: PullRequestMergeMethod!, $head: GitObjectID!) {
@@ -264,10 +267,13 @@ async def _advance(
     builds: list[FoundBuild] = []
     if ctx.config.buildkite is not None and ctx.bk is not None:
         builds = await head_builds(ctx.bk, ctx.config.buildkite, number, head)
-    failed = next((found for found in builds if found.build.get("state") == FAILED), None)
-    if failed is not None:
+    failed = [found for found in builds if found.build.get("state") == FAILED]
+    # A build with a failure of its own first: one failed only by jobs that never ran
+    # just waits (see _failed_build), which must not hide another pipeline's failure.
+    failed.sort(key=_failed_only_by_jobs_that_never_ran)
+    if failed:
         # Failed before this call (e.g. before the approval): act on it now, not never.
-        return await _failed_build(ctx, number, state, pull, failed)
+        return await _failed_build(ctx, number, state, pull, failed[0])
     if state.auto_merge_for == head:
         return f"auto-merge enabled for {head[:7]}; GitHub merges when the required checks pass"
     waiting = await _not_green(ctx, head, builds)
@@ -477,6 +483,20 @@ async def _failed_build(
 ) -> str:
     head = str(pull["head"]["sha"])
     failed = hard_failures(found.build)
+    if _failed_only_by_jobs_that_never_ran(found):
+        # The build failed, yet none of its jobs failed by itself: all that stands in the
+        # way is jobs that never ran (broken: a failed dependency or a condition kept the
+        # step out; skipped; canceled before they started). A retry would not run them, so
+        # this is no flaky failure to retry; nothing failed, so nothing to leave the head
+        # to humans for; but a required step that did not run is not green either. So
+        # landing neither retries, nor stops, nor merges: it waits with the approval
+        # standing, and a newer build of the head that passes (a rebuild) lands it.
+        names = ", ".join(
+            str(job.get("name") or job.get("step_key") or job.get("id"))
+            for job in found.build.get("jobs") or []
+            if not job.get("retried") and job_states.never_ran(job)
+        )
+        return WAITING_NEVER_RAN.format(number=found.number, names=names)
     seen = f"{found.key}:" + ",".join(sorted(str(job["id"]) for job in failed))
     if seen in state.seen_failures:
         return "this failure was handled already"
@@ -494,6 +514,10 @@ async def _failed_build(
     state.handling = {}
     await _save(ctx, number, state)
     return outcome
+
+
+def _failed_only_by_jobs_that_never_ran(found: FoundBuild) -> bool:
+    return job_states.failed_only_by_jobs_that_never_ran(found.build.get("jobs") or [])
 
 
 async def _act_on_failure(

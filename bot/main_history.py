@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from bot import job_states
 from bot.buildkite import BuildkiteClient
 from bot.failure_signature import Signature, failure_signature
 from bot.flaky import MainRun
 
-FAILED_STATES = frozenset({"failed", "timed_out", "broken", "expired"})
 FINISHED_BUILD_STATES = ("passed", "failed")
 HISTORY_TTL = 600.0
 MAX_SIGNATURE_FETCHES = 3  # per command: keeps it inside Buildkite's per-token budget
@@ -47,15 +47,23 @@ class History:
         for build in self.builds:
             if _when(build.get("finished_at")) < since:
                 continue
-            attempts = [job for job in build.get("jobs") or [] if job.get("step_key") == step_key]
+            # Only attempts that ran say anything about the step: one that never ran
+            # (broken, skipped, canceled before it started, expired) neither failed nor
+            # passed, and has no log whose signature could be compared.
+            attempts = [
+                job
+                for job in build.get("jobs") or []
+                if job.get("step_key") == step_key
+                and (job.get("state") == job_states.PASSED or job_states.ran_and_failed(job))
+            ]
             if not attempts:
                 continue
             attempts.sort(
                 key=lambda job: (int(job.get("retries_count") or 0), str(job.get("created_at")))
             )
             first, last = attempts[0], attempts[-1]
-            passed = last.get("state") == "passed"
-            failed_first = first.get("state") in FAILED_STATES
+            passed = last.get("state") == job_states.PASSED
+            failed_first = job_states.ran_and_failed(first)
             runs.append(
                 MainRun(
                     build_number=int(build["number"]),

@@ -125,6 +125,13 @@ MIN_LINE_LENGTH = 40
 MAX_LINE_LENGTH = 400
 MAX_WHEEL_MB = 4096
 MSG_DUPLICATE_PIN = "duplicate pin name {name!r} (first at pins[{index}])"
+MSG_RETRY_NEEDS_BUILDKITE = (
+    "retry needs a buildkite section: retry-flaky and landing retry Buildkite jobs"
+)
+MSG_ALLOWLIST_NEEDS_EVIDENCE = (
+    "allowlist needs a buildkite section (its evidence is the audit job's log) "
+    "or allowlist.wheel_url (the bot audits the wheel itself)"
+)
 MSG_DUPLICATE_DEPENDENCY = "pins[{index}] already follows {dependency!r} in {file}"
 
 MSG_CHECK_OK = "ok: {summary}"
@@ -789,6 +796,20 @@ def _pin_problems(model: _RepoModel, builder: _DataBuilder) -> Iterator[ConfigPr
             yield _problem_at(builder.filename, builder.where[path].value, path, message)
 
 
+def _section_problems(model: _RepoModel, builder: _DataBuilder) -> Iterator[ConfigProblem]:
+    """Sections that would do nothing without another one (a silent no-op otherwise)."""
+    if model.buildkite is not None:
+        return
+    if model.retry is not None:
+        where = builder.where[("retry",)]
+        mark = where.key or where.value
+        yield _problem_at(builder.filename, mark, ("retry",), MSG_RETRY_NEEDS_BUILDKITE)
+    if model.allowlist is not None and model.allowlist.wheel_url is None:
+        where = builder.where[("allowlist",)]
+        mark = where.key or where.value
+        yield _problem_at(builder.filename, mark, ("allowlist",), MSG_ALLOWLIST_NEEDS_EVIDENCE)
+
+
 def _freeze(model: _RepoModel) -> RepoConfig:
     return RepoConfig(
         handle=model.handle,
@@ -884,6 +905,7 @@ def parse_repo_config(text: str, *, filename: str = CONFIG_PATH) -> RepoConfig:
                 problems.append(_problem_at(filename, mark, error["loc"], _message_for(error)))
         raise ConfigError(problems) from None
     problems.extend(_pin_problems(model, builder))
+    problems.extend(_section_problems(model, builder))
     if problems:
         raise ConfigError(problems)
     return _freeze(model)

@@ -17,7 +17,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot import changes, effects, neutralise, retry_text
+from bot import changes, effects, job_states, neutralise, retry_text
 from bot.buildkite import BuildkiteClient, JobNotRetryable
 from bot.changes import Repo
 from bot.commands import Command
@@ -30,7 +30,7 @@ from bot.flaky import (
     classify,
 )
 from bot.locks import KeyedLocks
-from bot.main_history import FAILED_STATES, History, main_history
+from bot.main_history import History, main_history
 from bot.permissions import Permission, decide, has_write, permission_level
 from bot.repo_config import RepoConfig
 from bot.store import Store
@@ -46,6 +46,9 @@ STEP_KIND = "retry-step"
 # retries have changed (a retried job no longer shows as failed).
 PLAN_KIND = "retry-plan"
 LOG_TAIL_BYTES = 65536
+# A retried job that finished in one of these failed again. ``canceled`` is not one:
+# the state alone cannot tell whether it ran, and a cancel is someone's decision.
+RETRY_FAILED_STATES = job_states.RAN_AND_FAILED_STATES | job_states.NO_AGENT_STATES
 DAY = 86400.0
 
 
@@ -95,15 +98,13 @@ class FoundBuild:
 
 
 def hard_failures(build: dict[str, Any]) -> list[dict[str, Any]]:
-    """Jobs that failed for real: not soft-failed, not already retried, scripts only."""
-    return [
-        job
-        for job in build.get("jobs") or []
-        if job.get("type", "script") == "script"
-        and job.get("state") in FAILED_STATES
-        and not job.get("soft_failed")
-        and not job.get("retried")
-    ]
+    """Jobs that failed for real: not soft-failed, not already retried, scripts only.
+
+    A job that never ran (broken, skipped, canceled before it started) is not one: it is
+    not listed, not counted against ``max_failed_jobs`` and not retried, since a retry
+    would not run its step either. ``expired`` still is (no agent took it: infra), and
+    so is a job canceled while it ran (see ``bot.job_states``)."""
+    return [job for job in build.get("jobs") or [] if job_states.is_hard_failure(job)]
 
 
 async def run_retry_flaky(ctx: RetryContext, request: RetryRequest) -> str:
@@ -576,9 +577,11 @@ async def record_outcome(store: Store, job_id: str, state: str | None) -> tuple[
     record = await store.get_state(JOB_KIND, job_id)
     if record is None or record.get("outcome") is not None:
         return None
-    if state not in ("passed", *FAILED_STATES):
+    # Only a retry that ran (or expired: infra again) has an outcome: one that never
+    # ran says nothing about whether the step is flaky.
+    if state != job_states.PASSED and state not in RETRY_FAILED_STATES:
         return None
-    record["outcome"] = "passed" if state == "passed" else "failed"
+    record["outcome"] = "passed" if state == job_states.PASSED else "failed"
     await store.put_state(JOB_KIND, job_id, record)
     return str(record["repo"]), int(record["pr"])
 

@@ -43,6 +43,23 @@ class DeliveryRecord:
     last_error: str | None
 
 
+class EnqueueResult(StrEnum):
+    """What ``Store.enqueue_or_requeue`` did with a delivery."""
+
+    NEW = "new"  # stored for the first time
+    REQUEUED = "requeued"  # known and FAILED: queued to run again
+    DUPLICATE = "duplicate"  # known and queued, running or done: dropped
+
+
+@dataclass(frozen=True)
+class Requeue:
+    """What ``Store.requeue`` found and did."""
+
+    previous: DeliveryStatus | None  # None: no delivery has that id
+    requeued: bool
+    handlers_forgotten: int = 0  # handler runs dropped (only when a DONE one is requeued)
+
+
 class UnknownDelivery(KeyError):
     """A status change named a delivery id the store has never seen."""
 
@@ -73,7 +90,27 @@ class Store(Protocol):
         """Record ``delivery`` as QUEUED and due now; durable when this returns.
 
         ``False`` when the delivery id is already known, whatever its status:
-        that is how redeliveries are dropped.
+        that is how internal work avoids submitting the same thing twice.
+        """
+
+    async def enqueue_or_requeue(self, delivery: Delivery) -> EnqueueResult:
+        """Like ``enqueue``, but a known FAILED id is queued again, atomically.
+
+        This is a sender's redelivery (GitHub's "Redeliver" keeps the delivery
+        id), the one way to get a lost command or approval back. The row becomes
+        QUEUED, due at ``delivery.received_at``, with 0 attempts; its stored
+        payload, arrival time and handler runs are kept, so handlers that already
+        completed for it are not run again. A known QUEUED, RUNNING or DONE id is
+        a ``DUPLICATE``. Durable when this returns.
+        """
+
+    async def requeue(self, delivery_id: str, now: float, *, include_done: bool = False) -> Requeue:
+        """Queue a FAILED delivery (with ``include_done``, a DONE one too) again, atomically.
+
+        Due at ``now``, with 0 attempts. A DONE delivery's handler runs are
+        forgotten: all its handlers completed, so keeping them would replay
+        nothing. Unknown ids and QUEUED or RUNNING deliveries are left alone
+        (``requeued`` is False). Durable when this returns.
         """
 
     async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:

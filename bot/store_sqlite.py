@@ -24,6 +24,16 @@ Retention: finished deliveries carry ``finished_at`` and state documents
 older than a cutoff, a few hundred rows per transaction. SQLite keeps the
 freed pages in the file and reuses them, so under a steady load the file stops
 growing once the retention window is full (it does not shrink without VACUUM).
+
+Access: the service opens the file as its owner (creating it and migrating the
+schema) and, with ``single_writer``, first takes an exclusive ``flock`` on
+``<database>.lock`` for as long as it is open. Two services on one file would
+each re-queue the other's running deliveries at start-up and run them twice;
+the kernel drops the lock when the process dies, even by ``kill -9``, so a
+crash never leaves a stale lock behind. Operators' commands open an existing
+bot database without migrating it: read-only (``Access.READ``) or for a short
+write (``Access.WRITE``), neither needing the lock, since SQLite already
+serialises their transactions with the service's.
 """
 
 from __future__ import annotations
@@ -31,12 +41,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import json
+import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.blocking import BlockingRunner
@@ -45,7 +59,9 @@ from bot.store import (
     Delivery,
     DeliveryRecord,
     DeliveryStatus,
+    EnqueueResult,
     PruneCounts,
+    Requeue,
     Store,
     UnknownDelivery,
 )
@@ -54,6 +70,38 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 STORE_NOT_OPEN = "the SQLite store is not open"
+DATABASE_IN_USE = (
+    "another followup-bot serve is using {database} (it holds the lock {lock});"
+    " run one serve per database"
+)
+NO_DATABASE = "no database at {path}"
+CANNOT_OPEN = "cannot open {path}: {error}"
+NOT_A_BOT_DATABASE = "{path} is not a followup-bot database"
+SCHEMA_MISMATCH = (
+    "{path} has schema version {found}, this followup-bot reads version {expected}"
+    " (serve upgrades an older database when it starts)"
+)
+SINGLE_WRITER_NEEDS_OWNER = "only the owner of a database can hold its single-writer lock"
+LOCK_SUFFIX = ".lock"
+# Names SQLite gives databases that live in memory: nothing to share, nothing to lock.
+_NOT_FILES = ("", ":memory:")
+
+
+class Access(StrEnum):
+    """How a store opens its file (the values are SQLite's URI ``mode``s)."""
+
+    OWNER = "rwc"  # create the file if need be and bring its schema up to date
+    WRITE = "rw"  # an existing bot database at the current schema, written to
+    READ = "ro"  # an existing bot database at the current schema, never written
+
+
+class StoreUnavailable(Exception):
+    """The database cannot be opened as asked: the message says why, for an operator."""
+
+
+class DatabaseInUse(StoreUnavailable):
+    """Another process holds the database's single-writer lock."""
+
 
 # Applied in order, each in its own transaction; the schema_version row counts
 # how many have been applied. Append new migrations, never edit applied ones.
@@ -195,15 +243,31 @@ class PageCounts:
 
 class SQLiteStore(Store):
     def __init__(
-        self, path: str, blocking: BlockingRunner, *, clock: Callable[[], float] = time.time
+        self,
+        path: str,
+        blocking: BlockingRunner,
+        *,
+        clock: Callable[[], float] = time.time,
+        access: Access = Access.OWNER,
+        single_writer: bool = False,
     ) -> None:
+        if single_writer and access is not Access.OWNER:
+            raise ValueError(SINGLE_WRITER_NEEDS_OWNER)
         self.path = path
         self._blocking = blocking
         self._clock = clock  # stamps finished deliveries and written documents
+        self._access = access
+        self._single_writer = single_writer
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        self._pending: list[tuple[Delivery, asyncio.Future[bool]]] = []
+        self._lock_fd: int | None = None  # the single-writer lock file, while held
+        self._pending: list[tuple[Delivery, bool, asyncio.Future[EnqueueResult]]] = []
         self._writer: asyncio.Task[None] | None = None
+
+    @property
+    def lock_path(self) -> str:
+        """The file whose ``flock`` makes this store the database's only writer."""
+        return self.path + LOCK_SUFFIX
 
     async def _run(
         self,
@@ -229,8 +293,24 @@ class SQLiteStore(Store):
     # -- lifecycle -----------------------------------------------------------
 
     async def open(self) -> None:
+        """Connect (the owner: and migrate); ``StoreUnavailable`` says why it cannot.
+
+        With ``single_writer`` the lock comes first: nothing, not even a
+        migration, touches a database another service is running on.
+        """
         if self._conn is None:
-            self._conn = await self._blocking.run(self._connect)
+            self._conn = await self._blocking.run(self._open_sync)
+
+    def _open_sync(self) -> sqlite3.Connection:
+        if self._single_writer and self.path not in _NOT_FILES:
+            self._lock_fd = _take_writer_lock(self.path, self.lock_path)
+        try:
+            if self._access is Access.OWNER:
+                return self._connect()
+            return _connect_existing(self.path, self._access)
+        except BaseException:
+            self._release_writer_lock()
+            raise
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: no implicit transactions; single statements
@@ -248,19 +328,33 @@ class SQLiteStore(Store):
             raise
         return conn
 
+    def _release_writer_lock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor of the open file drops its flock
+
     async def close(self) -> None:
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 await self._writer
-        if self._conn is not None:
-            await self._run(_close)
-            self._conn = None
+        try:
+            if self._conn is not None:
+                await self._run(_close)
+                self._conn = None
+        finally:
+            self._release_writer_lock()
 
     # -- inbox -----------------------------------------------------------------
 
     async def enqueue(self, delivery: Delivery) -> bool:
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._pending.append((delivery, future))
+        return await self._admit(delivery, requeue_failed=False) is EnqueueResult.NEW
+
+    async def enqueue_or_requeue(self, delivery: Delivery) -> EnqueueResult:
+        return await self._admit(delivery, requeue_failed=True)
+
+    async def _admit(self, delivery: Delivery, *, requeue_failed: bool) -> EnqueueResult:
+        future: asyncio.Future[EnqueueResult] = asyncio.get_running_loop().create_future()
+        self._pending.append((delivery, requeue_failed, future))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_pending(), name="sqlite-enqueue")
         # shield: a caller that stops waiting must not cancel a batch others wait on
@@ -270,15 +364,20 @@ class SQLiteStore(Store):
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                added = await self._run(_durable, _enqueue_many, [d for d, _ in batch])
+                results = await self._run(
+                    _durable, _enqueue_many, [(d, requeue) for d, requeue, _ in batch]
+                )
             except Exception as exc:
-                for _, future in batch:
+                for _, _, future in batch:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            for (_, future), result in zip(batch, added, strict=True):
+            for (_, _, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     future.set_result(result)
+
+    async def requeue(self, delivery_id: str, now: float, *, include_done: bool = False) -> Requeue:
+        return await self._run(_durable, _requeue, delivery_id, now, include_done)
 
     async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
         return await self._run(_claim, now, busy_subjects)
@@ -401,6 +500,67 @@ def _close(conn: sqlite3.Connection) -> None:
     conn.close()
 
 
+def _take_writer_lock(database: str, lock_path: str) -> int:
+    """An exclusive, non-blocking ``flock`` on ``lock_path``; its descriptor, to keep open.
+
+    The lock file is never deleted: removing it while another process waits
+    on it would let two processes hold "the" lock on two different files.
+    """
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:  # e.g. a directory the service may not write to
+        raise StoreUnavailable(CANNOT_OPEN.format(path=lock_path, error=exc)) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatabaseInUse(DATABASE_IN_USE.format(database=database, lock=lock_path)) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _connect_existing(path: str, access: Access) -> sqlite3.Connection:
+    """A connection to an existing bot database at the current schema, never migrated.
+
+    The URI's ``mode`` keeps SQLite from creating a missing file, and READ from
+    writing anything; a file that is not SQLite, or not the bot's, is refused
+    before any query runs on it.
+    """
+    if not os.path.isfile(path):
+        raise StoreUnavailable(NO_DATABASE.format(path=path))
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode={access.value}"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(CANNOT_OPEN.format(path=path, error=exc)) from None
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 5000")
+        if access is Access.WRITE:
+            conn.execute("PRAGMA foreign_keys = ON")
+        try:
+            known = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+            ).fetchone()
+        except sqlite3.OperationalError as exc:  # busy, unreadable, no room for the WAL index
+            raise StoreUnavailable(CANNOT_OPEN.format(path=path, error=exc)) from None
+        except sqlite3.DatabaseError:  # not an SQLite file at all
+            raise StoreUnavailable(NOT_A_BOT_DATABASE.format(path=path)) from None
+        found = 0 if known is None else schema_version(conn)
+        if found == 0:
+            raise StoreUnavailable(NOT_A_BOT_DATABASE.format(path=path))
+        if found != len(MIGRATIONS):
+            raise StoreUnavailable(
+                SCHEMA_MISMATCH.format(path=path, found=found, expected=len(MIGRATIONS))
+            )
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _durable(
     conn: sqlite3.Connection,
     fn: Callable[Concatenate[sqlite3.Connection, P], T],
@@ -416,12 +576,14 @@ def _durable(
         conn.execute("PRAGMA synchronous = NORMAL")
 
 
-def _enqueue_many(conn: sqlite3.Connection, deliveries: list[Delivery]) -> list[bool]:
+def _enqueue_many(
+    conn: sqlite3.Connection, deliveries: list[tuple[Delivery, bool]]
+) -> list[EnqueueResult]:
     with _transaction(conn):
-        return [_enqueue(conn, delivery) for delivery in deliveries]
+        return [_enqueue(conn, delivery, requeue) for delivery, requeue in deliveries]
 
 
-def _enqueue(conn: sqlite3.Connection, delivery: Delivery) -> bool:
+def _enqueue(conn: sqlite3.Connection, delivery: Delivery, requeue_failed: bool) -> EnqueueResult:
     # ON CONFLICT names the id on purpose: INSERT OR IGNORE would also swallow
     # CHECK/NOT NULL violations and report them as duplicates.
     cursor = conn.execute(
@@ -439,7 +601,50 @@ def _enqueue(conn: sqlite3.Connection, delivery: Delivery) -> bool:
             delivery.received_at,
         ),
     )
+    if cursor.rowcount == 1:
+        return EnqueueResult.NEW
+    # Same transaction as the insert: a FAILED row cannot be claimed, pruned or
+    # requeued by anyone else between the two statements.
+    if requeue_failed and _requeue_row(conn, delivery.delivery_id, delivery.received_at, False):
+        return EnqueueResult.REQUEUED
+    return EnqueueResult.DUPLICATE
+
+
+def _requeue_row(conn: sqlite3.Connection, delivery_id: str, due: float, done_too: bool) -> bool:
+    """FAILED (or, with ``done_too``, DONE) → QUEUED, due at ``due``, attempts from 0.
+
+    The payload, arrival time and last error stay: the error is what the
+    operator is replaying it for, and the next attempt overwrites it.
+    ``finished_at`` goes, so retention never deletes a queued delivery.
+    """
+    cursor = conn.execute(
+        "UPDATE deliveries SET status = 'queued', attempts = 0, next_attempt_at = ?,"
+        " finished_at = NULL WHERE delivery_id = ? AND status IN ('failed', ?)",
+        (due, delivery_id, "done" if done_too else "failed"),
+    )
     return cursor.rowcount == 1
+
+
+def _requeue(conn: sqlite3.Connection, delivery_id: str, now: float, include_done: bool) -> Requeue:
+    with _transaction(conn):
+        row = conn.execute(
+            "SELECT status FROM deliveries WHERE delivery_id = ?", (delivery_id,)
+        ).fetchone()
+        if row is None:
+            return Requeue(None, False)
+        previous = DeliveryStatus(row["status"])
+        replayable = previous is DeliveryStatus.FAILED or (
+            include_done and previous is DeliveryStatus.DONE
+        )
+        if not replayable:
+            return Requeue(previous, False)
+        forgotten = 0
+        if previous is DeliveryStatus.DONE:
+            forgotten = conn.execute(
+                "DELETE FROM handler_runs WHERE delivery_id = ?", (delivery_id,)
+            ).rowcount
+        _requeue_row(conn, delivery_id, now, include_done)
+        return Requeue(previous, True, forgotten)
 
 
 def _claim(conn: sqlite3.Connection, now: float, busy: frozenset[str]) -> Delivery | None:

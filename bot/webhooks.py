@@ -5,7 +5,9 @@ signature itself (gidgethub's ``Event.from_http`` accepts SHA-1-only
 signatures and, with no secret, unsigned bodies), hands the raw body to the
 inbox, and only answers once the delivery is committed, well inside GitHub's
 10 s. Duplicates (a redelivery keeps its ``X-GitHub-Delivery``) are answered
-202 too, since GitHub treats anything else as a failed delivery.
+202 too, since GitHub treats anything else as a failed delivery; a redelivery
+of one that FAILED is queued to run again instead (202 "requeued"), which is
+how a lost command or approval is recovered with GitHub's "Redeliver".
 
 A GitHub webhook may be configured to send ``application/x-www-form-urlencoded``
 instead of JSON: the body is then ``payload=<the JSON, URL-encoded>`` and the
@@ -39,7 +41,7 @@ from aiohttp import hdrs, web
 
 from bot.inbox import Inbox
 from bot.sources import Source, routed_event
-from bot.store import Delivery
+from bot.store import Delivery, EnqueueResult
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ SIGNATURE_PREFIX = "sha256="
 
 STATUS_ACCEPTED = "accepted"
 STATUS_DUPLICATE = "duplicate"
+STATUS_REQUEUED = "requeued"
 MISSING_HEADERS = "missing X-GitHub-Event or X-GitHub-Delivery header"
 TOO_LARGE = "payload too large"
 BAD_SIGNATURE = "missing or invalid X-Hub-Signature-256"
@@ -314,19 +317,26 @@ async def _accept(
     return await _store(inbox, delivery)
 
 
+_ANSWERS = {
+    EnqueueResult.NEW: STATUS_ACCEPTED,
+    EnqueueResult.REQUEUED: STATUS_REQUEUED,
+    EnqueueResult.DUPLICATE: STATUS_DUPLICATE,
+}
+
+
 async def _store(inbox: Inbox, delivery: Delivery) -> web.Response:
-    """Submit the delivery and give the sender its answer: 202 (accepted or duplicate) or 503."""
+    """Admit the delivery and give the sender its answer: 202 (accepted, requeued or
+    duplicate) or 503."""
     try:
-        accepted = await inbox.submit(delivery)
+        result = await inbox.admit(delivery)
     except Exception:
         # Answering 202 here would lose the delivery; a 503 makes it show as
         # failed in the sender's delivery log, where it can be redelivered.
         logger.exception(LOG_STORE_FAILED, delivery.delivery_id)
         return _error(503, NOT_STORED)
-    if accepted:
+    if result is EnqueueResult.NEW:
         logger.info(LOG_ACCEPTED, delivery.event, delivery.delivery_id, delivery.subject)
-    status = STATUS_ACCEPTED if accepted else STATUS_DUPLICATE
-    return web.json_response({"status": status}, status=202)
+    return web.json_response({"status": _ANSWERS[result]}, status=202)
 
 
 def github_webhook_handler(

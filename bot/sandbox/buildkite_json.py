@@ -10,8 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.sandbox.buildkite_state import (
-    JOB_FINISHED_STATES,
-    JOB_RUNNING_STATES,
+    JOB_NOT_RUNNABLE_STATES,
     Annotation,
     Artifact,
     Build,
@@ -118,7 +117,7 @@ class BuildkiteJson:
 
     def job(self, build: Build, job: Job) -> JSON:
         url = self.job_url(build, job)
-        ran = job.state in JOB_RUNNING_STATES or job.state in JOB_FINISHED_STATES
+        runnable = job.state not in JOB_NOT_RUNNABLE_STATES
         return {
             "id": job.id,
             "graphql_id": graphql_id("Job", job.id),
@@ -140,10 +139,11 @@ class BuildkiteJson:
             "signal": None,
             "signal_reason": job.signal_reason,
             "artifact_paths": "",
-            "agent": self.agent(job) if ran and job.started_at is not None else None,
+            # A job no agent started (broken, skipped, expired, canceled early) has none.
+            "agent": self.agent(job) if job.started_at is not None else None,
             "created_at": iso(job.created_at),
             "scheduled_at": iso(job.created_at),
-            "runnable_at": iso(job.created_at),
+            "runnable_at": iso(job.created_at) if runnable else None,
             "started_at": iso(job.started_at),
             "finished_at": iso(job.finished_at),
             "expired_at": iso(job.finished_at) if job.state == "expired" else None,

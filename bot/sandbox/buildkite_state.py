@@ -14,11 +14,46 @@ from typing import Literal
 
 # Job states after which a job never changes again (bar a retry, which makes a new job).
 JOB_FINISHED_STATES = frozenset(
-    {"passed", "failed", "timed_out", "canceled", "skipped", "broken", "expired"}
+    {
+        "passed",
+        "failed",
+        "timed_out",
+        "canceled",
+        "skipped",
+        "broken",
+        "expired",
+        "waiting_failed",
+        "blocked_failed",
+        "unblocked",
+        "unblocked_failed",
+    }
 )
+# Finished states no agent ever started: no started_at, no agent, no exit status.
+JOB_NEVER_STARTED_STATES = frozenset(
+    {
+        "skipped",
+        "broken",
+        "expired",
+        "waiting_failed",
+        "blocked_failed",
+        "unblocked",
+        "unblocked_failed",
+    }
+)
+# A job is canceled before or after an agent started it; JobSpec.started says which.
+JOB_EITHER_STATES = frozenset({"canceled"})
 # Job states in which an agent has taken the job (it has a started_at and an agent).
 JOB_RUNNING_STATES = frozenset({"assigned", "accepted", "running", "canceling", "timing_out"})
-JOB_STATES = JOB_FINISHED_STATES | JOB_RUNNING_STATES | {"scheduled", "waiting", "limited"}
+# Job states before an agent takes the job.
+JOB_WAITING_STATES = frozenset(
+    {"pending", "waiting", "blocked", "limiting", "limited", "scheduled"}
+)
+JOB_STATES = JOB_FINISHED_STATES | JOB_RUNNING_STATES | JOB_WAITING_STATES
+# Job states of a job that was never ready for an agent (held back by a wait or block
+# step, or by its step's conditions): it has no runnable_at.
+JOB_NOT_RUNNABLE_STATES = frozenset(
+    {"pending", "waiting", "blocked", "broken", "waiting_failed", "blocked_failed"}
+)
 # Buildkite only lets these be retried (a passed job needs permit_on_passed, not modelled).
 RETRYABLE_STATES = frozenset({"failed", "timed_out", "canceled", "expired", "broken"})
 # A job in one of these, unless soft-failed, fails its build.
@@ -53,6 +88,10 @@ class JobSpec:
     soft_failed: bool = False
     log: bytes | str = b""
     artifacts: Mapping[str, bytes] = field(default_factory=dict)
+    # Whether an agent started the job: None as its state implies. Only a canceled job
+    # can go either way (canceled while it ran, True; before an agent took it, the
+    # default); any other contradiction of the state is an error.
+    started: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -116,16 +155,38 @@ class Job:
     def finished(self) -> bool:
         return self.state in JOB_FINISHED_STATES
 
-    def run_to(self, state: str, exit_status: int | None, log: bytes, now: float) -> None:
-        """Move the job into ``state``, stamping the times an agent would have set."""
+    def run_to(
+        self,
+        state: str,
+        exit_status: int | None,
+        log: bytes,
+        now: float,
+        *,
+        started: bool | None = None,
+    ) -> None:
+        """Move the job into ``state``, stamping the times an agent would have set.
+
+        A job no agent started keeps ``started_at`` unset and has no exit status,
+        whatever ``exit_status`` says (Buildkite shows ``null``)."""
         if state not in JOB_STATES:
             raise ValueError(f"unknown job state {state!r}")
+        ran = self._starts(state, started)
         self.state, self.log = state, log
-        self.exit_status = exit_status if state in JOB_FINISHED_STATES else None
-        if state in JOB_RUNNING_STATES or state in JOB_FINISHED_STATES:
+        self.exit_status = exit_status if state in JOB_FINISHED_STATES and ran else None
+        if ran:
             self.started_at = self.started_at or now
         if state in JOB_FINISHED_STATES:
             self.finished_at = now
+
+    def _starts(self, state: str, started: bool | None) -> bool:
+        if state in JOB_EITHER_STATES:
+            return self.started_at is not None if started is None else started
+        implied = state in JOB_RUNNING_STATES or (
+            state in JOB_FINISHED_STATES and state not in JOB_NEVER_STARTED_STATES
+        )
+        if started is not None and started != implied:
+            raise ValueError(f"a {state} job cannot have started={started}")
+        return implied
 
 
 @dataclass
@@ -160,6 +221,8 @@ def derive_build_state(jobs: Sequence[Job], *, started_before: bool = False) -> 
     if unfinished:
         if failing:
             return "failing"
+        if all(j.state == "blocked" for j in unfinished):
+            return "blocked"  # everything else is done: the build waits for a person
         started = started_before or any(j.started_at is not None for j in jobs)
         return "running" if started else "scheduled"
     if failing:
@@ -262,7 +325,7 @@ class World:
         for spec in jobs:
             job = self._new_job(build, spec.step_key, spec.name, now)
             job.soft_failed, job.signal_reason = spec.soft_failed, spec.signal_reason
-            job.run_to(spec.state, spec.exit_status, _as_bytes(spec.log), now)
+            job.run_to(spec.state, spec.exit_status, _as_bytes(spec.log), now, started=spec.started)
             for path, data in spec.artifacts.items():
                 artifact = Artifact(str(uuid.uuid4()), job.id, path, bytes(data))
                 job.artifacts.append(artifact)

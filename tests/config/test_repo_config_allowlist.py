@@ -9,7 +9,7 @@ URL = '"https://wheels.example.org/{commit}/vllm.whl"'
 
 
 def test_allowlist_audit_settings_parse_with_defaults() -> None:
-    config = parse_repo_config("allowlist: {}\n")
+    config = parse_repo_config("allowlist: {}\n" + BUILDKITE)
     assert config.allowlist is not None
     assert config.allowlist.line_length == 88
     assert config.allowlist.wheel_url is None
@@ -45,7 +45,9 @@ def test_paused_must_be_a_boolean() -> None:
     assert "pins[0].paused: expected true or false, got" in str(error.value)
 
 
-RETRY = """\
+BUILDKITE = "buildkite: {organization: vllm, pipelines: [ci]}\n"
+RETRY = (
+    """\
 retry:
   max_failed_jobs: 5
   author_label: ci-ready
@@ -56,6 +58,8 @@ retry:
   infra_patterns:
     - {name: s3-throttle, log: "SlowDown: Please reduce your request rate"}
 """
+    + BUILDKITE
+)
 
 
 def test_retry_section_parses_and_defaults() -> None:

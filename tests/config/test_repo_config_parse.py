@@ -91,7 +91,9 @@ def test_omitted_keys_take_their_defaults_and_sections_stay_off() -> None:
 
 
 def test_empty_sections_switch_features_on_with_defaults() -> None:
-    config = parse_repo_config("allowlist: {}\nlanding: {}\n")
+    config = parse_repo_config(
+        "allowlist: {}\nlanding: {}\nbuildkite: {organization: vllm, pipelines: [ci]}\n"
+    )
     assert config.allowlist == AllowlistConfig()
     assert config.allowlist.variable == "ALLOWED_UNSTABLE_LIBRARIES"
     assert config.landing == LandingConfig()

@@ -17,9 +17,12 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 LONG = "a/" * 127 + "bc"  # 256 characters
 
 
+BUILDKITE = "buildkite: {organization: vllm, pipelines: [ci]}\n"
+
+
 def allowlist_file(value: str) -> str:
     """The config with ``allowlist.file`` set to ``value`` (a JSON string is YAML)."""
-    return f"allowlist: {{file: {json.dumps(value)}}}\n"
+    return f"allowlist: {{file: {json.dumps(value)}}}\n{BUILDKITE}"
 
 
 def file_error(message: str) -> str:
@@ -193,7 +196,7 @@ def test_wildcards_are_kept_in_globs() -> None:
 
 def test_step_and_label_globs_are_not_paths() -> None:
     # Buildkite labels have spaces, colons and brackets; they never reach a URL.
-    text = (
+    text = BUILDKITE + (
         "retry:\n  flaky_rules:\n"
         "    - {name: nccl, log: 'NCCL timeout', step: 'gpu-*', label: ':nvidia: (L4) #1 *'}\n"
     )

@@ -449,3 +449,19 @@ def test_nesting_deeper_than_the_yaml_parser_can_follow_is_refused() -> None:
     assert problems_of("handle: " + "[" * depth + "]" * depth + "\n") == [
         f"{FILENAME}: " + rc.MSG_TOO_DEEP.format(limit=rc.MAX_DEPTH)
     ]
+
+
+def test_retry_and_allowlist_without_buildkite_are_refused() -> None:
+    with pytest.raises(rc.ConfigError) as raised:
+        rc.parse_repo_config("retry: {max_failed_jobs: 3}\nallowlist: {}\n")
+    assert str(raised.value).splitlines() == [
+        f".github/followup-bot.yml:1:1: retry: {rc.MSG_RETRY_NEEDS_BUILDKITE}",
+        f".github/followup-bot.yml:2:1: allowlist: {rc.MSG_ALLOWLIST_NEEDS_EVIDENCE}",
+    ]
+
+
+def test_an_allowlist_with_its_own_wheel_audit_needs_no_buildkite() -> None:
+    url = "https://wheels.example.org/{commit}/vllm.whl"
+    config = rc.parse_repo_config(f"allowlist: {{wheel_url: '{url}'}}\n")
+    assert config.allowlist is not None
+    assert config.buildkite is None
