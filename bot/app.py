@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
@@ -22,6 +23,7 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
+from bot import startup
 from bot.blocking import BlockingRunner
 from bot.buildkite import BuildkiteClient, BuildkiteConfig
 from bot.dispatch import build_dispatcher
@@ -36,6 +38,8 @@ from bot.store import Store
 from bot.store_sqlite import SQLiteStore
 from bot.subjects import buildkite_subject, github_subject
 from bot.webhooks import MAX_BODY, buildkite_webhook_handler, github_webhook_handler, healthz
+
+log = logging.getLogger(__name__)
 
 WebView = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -81,6 +85,8 @@ def create_app(
         except BaseException:
             blocking.close()
             raise
+        # Said once this process owns its database: the line an operator checks first.
+        log.info(startup.summary(settings))
         timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
         session = aiohttp.ClientSession(timeout=timeout)
         github = GitHubApp(

@@ -186,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve() -> int:
     from aiohttp import web
 
+    from bot import startup
     from bot.app import create_app
     from bot.settings import Settings, SettingsError
     from bot.store_sqlite import StoreUnavailable
@@ -194,6 +195,10 @@ def _serve() -> int:
         settings = Settings.from_env(os.environ)
     except SettingsError as exc:
         print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+        return EXIT_USAGE
+    refused = startup.refusal(settings)
+    if refused is not None:
+        print(REFUSING_TO_START.format(reason=refused), file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

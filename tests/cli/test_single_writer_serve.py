@@ -32,6 +32,7 @@ def serve_env(tmp_path: Path, database: Path, port: int) -> dict[str, str]:
         "FOLLOWUP_BOT_APP_ID": "1",
         "FOLLOWUP_BOT_PRIVATE_KEY_FILE": str(key_file),
         "FOLLOWUP_BOT_DATABASE": str(database),
+        "FOLLOWUP_BOT_REPOSITORIES": "vllm-project/vllm",
         "FOLLOWUP_BOT_PORT": str(port),
         "FOLLOWUP_BOT_RECONCILE_INTERVAL": "0",
         "PYTHONUNBUFFERED": "1",

@@ -1,0 +1,20 @@
+"""A started service says, once, what it serves."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from bot.demo import DOWNSTREAM
+from bot.sandbox.harness import Harness
+
+
+async def test_start_up_logs_one_summary_line(
+    env: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="bot.app"):
+        await env.start()
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("serving ")]
+    assert line.startswith(f"serving {DOWNSTREAM};")
+    assert env.settings.webhook_secret not in line
