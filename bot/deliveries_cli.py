@@ -16,26 +16,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
-from bot.blocking import BlockingRunner
 from bot.store import DeliveryRecord, DeliveryStatus, Requeue, Store
-from bot.store_sqlite import Access, SQLiteStore, StoreUnavailable
+from bot.store_cli import ERROR, EXIT_OK, EXIT_REFUSED, emit, guarded, with_store
+from bot.store_sqlite import Access
 
-T = TypeVar("T")
-
-EXIT_OK = 0
-EXIT_REFUSED = 2
-
-ERROR = "error: {message}"
-DATABASE_ERROR = "{path}: {error}"
 NO_SUCH_DELIVERY = "no delivery {id} in {path}"
 NOTHING_LISTED = "No deliveries."
 NO_FAILED = "No failed deliveries."
@@ -176,17 +167,6 @@ def refusal(delivery_id: str, outcome: Requeue, database: Path) -> str:
     return REFUSE_PENDING.format(id=delivery_id, status=outcome.previous.value)
 
 
-async def _with_store(database: Path, access: Access, work: Callable[[Store], Awaitable[T]]) -> T:
-    blocking = BlockingRunner(max_workers=1)
-    store = SQLiteStore(str(database), blocking, access=access)
-    try:
-        await store.open()
-        return await work(store)
-    finally:
-        await store.close()
-        blocking.close()
-
-
 async def _list(store: Store, failed: bool, limit: int) -> list[DeliveryRecord]:
     return await store.list_deliveries(DeliveryStatus.FAILED if failed else None, limit)
 
@@ -206,41 +186,37 @@ async def _replay(
     return outcome, done
 
 
-def _emit(out: TextIO, text: str) -> None:
-    out.write(text + "\n")
-
-
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO, now: float) -> int:
     database: Path = args.database
     action: str = args.action
     if action == "list":
         records = asyncio.run(
-            _with_store(database, Access.READ, lambda s: _list(s, args.failed, args.limit))
+            with_store(database, Access.READ, lambda s: _list(s, args.failed, args.limit))
         )
         if args.json:
-            _emit(out, json.dumps([summary(r) for r in records], indent=2))
+            emit(out, json.dumps([summary(r) for r in records], indent=2))
         else:
-            _emit(out, format_list(records, failed=args.failed))
+            emit(out, format_list(records, failed=args.failed))
         return EXIT_OK
     delivery_id: str = args.delivery_id
     if action == "show":
-        shown = asyncio.run(_with_store(database, Access.READ, lambda s: _show(s, delivery_id)))
+        shown = asyncio.run(with_store(database, Access.READ, lambda s: _show(s, delivery_id)))
         if shown is None:
             message = NO_SUCH_DELIVERY.format(id=delivery_id, path=database)
-            _emit(err, ERROR.format(message=message))
+            emit(err, ERROR.format(message=message))
             return EXIT_REFUSED
         if args.json:
-            _emit(out, json.dumps(show_json(shown, payload=args.payload), indent=2))
+            emit(out, json.dumps(show_json(shown, payload=args.payload), indent=2))
         else:
-            _emit(out, format_show(shown, payload=args.payload))
+            emit(out, format_show(shown, payload=args.payload))
         return EXIT_OK
     outcome, done = asyncio.run(
-        _with_store(database, Access.WRITE, lambda s: _replay(s, delivery_id, args.force, now))
+        with_store(database, Access.WRITE, lambda s: _replay(s, delivery_id, args.force, now))
     )
     if not outcome.requeued:
-        _emit(err, ERROR.format(message=refusal(delivery_id, outcome, database)))
+        emit(err, ERROR.format(message=refusal(delivery_id, outcome, database)))
         return EXIT_REFUSED
-    _emit(out, format_replay(delivery_id, outcome, done))
+    emit(out, format_replay(delivery_id, outcome, done))
     return EXIT_OK
 
 
@@ -248,31 +224,4 @@ def deliveries_command(
     args: argparse.Namespace, out: TextIO, err: TextIO, *, clock: Callable[[], float] = time.time
 ) -> int:
     """Run ``deliveries list|show|replay``; 0, or 2 with one ``error:`` line on ``err``."""
-    try:
-        code = _run(args, out, err, clock())
-        out.flush()  # here, not at exit: a reader gone by then is handled below
-    except StoreUnavailable as exc:
-        _emit(err, ERROR.format(message=exc))
-        return EXIT_REFUSED
-    except sqlite3.Error as exc:  # e.g. still locked by a writer after the busy timeout
-        _emit(err, ERROR.format(message=DATABASE_ERROR.format(path=args.database, error=exc)))
-        return EXIT_REFUSED
-    except BrokenPipeError:
-        # The reader (``| head``) took what it wanted and left; that is no
-        # error. Point stdout at /dev/null so the interpreter's last flush of
-        # what is still buffered does not raise (and print a traceback) again.
-        _discard(out)
-        return EXIT_OK
-    return code
-
-
-def _discard(out: TextIO) -> None:
-    try:
-        fileno = out.fileno()
-    except (OSError, ValueError):  # not a real file (a test's StringIO), or closed
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fileno)
-    finally:
-        os.close(devnull)
+    return guarded(lambda: _run(args, out, err, clock()), args.database, out, err)

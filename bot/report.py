@@ -8,11 +8,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.blocking import BlockingRunner
 from bot.retry_flow import JOB_KIND
-from bot.store_sqlite import SQLiteStore
+from bot.store import Store
+from bot.store_cli import EXIT_OK, emit, guarded, with_store
+from bot.store_sqlite import Access
 
-NO_DATABASE = "error: no database at {path}"
 NOTHING_YET = "No retries recorded yet."
 
 
@@ -45,20 +45,17 @@ def flaky_report(records: Iterable[Mapping[str, Any]], *, top: int = 20) -> str:
     return "\n".join(lines)
 
 
-async def _records(database: Path) -> list[dict[str, Any]]:
-    blocking = BlockingRunner(max_workers=1)
-    store = SQLiteStore(str(database), blocking)
-    try:
-        await store.open()
-        return [doc for _key, doc in await store.list_state(JOB_KIND)]
-    finally:
-        await store.close()
-        blocking.close()
+async def _records(store: Store) -> list[dict[str, Any]]:
+    return [doc for _key, doc in await store.list_state(JOB_KIND)]
 
 
 def report_command(database: Path, out: TextIO, err: TextIO) -> int:
-    if not database.is_file():
-        print(NO_DATABASE.format(path=database), file=err)
-        return 2
-    print(flaky_report(asyncio.run(_records(database))), file=out)
-    return 0
+    """Print the report; a missing, foreign or broken database is one error line (exit 2),
+    and it is opened read-only: a wrong path never gets tables created in it."""
+
+    def run() -> int:
+        records = asyncio.run(with_store(database, Access.READ, _records))
+        emit(out, flaky_report(records))
+        return EXIT_OK
+
+    return guarded(run, database, out, err)

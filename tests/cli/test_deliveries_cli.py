@@ -17,7 +17,6 @@ import pytest
 from bot.blocking import BlockingRunner
 from bot.cli import main
 from bot.deliveries_cli import (
-    DATABASE_ERROR,
     HANDLERS_FORGOTTEN,
     HANDLERS_SKIPPED,
     NO_FAILED,
@@ -29,6 +28,7 @@ from bot.deliveries_cli import (
     timestamp,
 )
 from bot.store import DeliveryRecord, DeliveryStatus
+from bot.store_cli import DATABASE_ERROR
 from bot.store_sqlite import (
     MIGRATIONS,
     NO_DATABASE,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import sqlite3
 from pathlib import Path
 
 from bot.blocking import BlockingRunner
@@ -56,3 +57,29 @@ def test_report_command_reads_the_database(tmp_path: Path) -> None:
     assert "| gpu-a | 1 | 1 | 0 |" in out.getvalue()
     assert report_command(tmp_path / "missing.sqlite3", out, err) == 2
     assert "no database at" in err.getvalue()
+
+
+def test_report_on_a_foreign_database_creates_nothing_and_says_so(tmp_path: Path) -> None:
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    out, err = io.StringIO(), io.StringIO()
+
+    assert report_command(other, out, err) == 2
+
+    assert err.getvalue().startswith("error: ")
+    assert len(err.getvalue().splitlines()) == 1
+    with sqlite3.connect(other) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"notes"}  # no bot tables created in someone else's file
+
+
+def test_report_on_a_file_that_is_not_sqlite_is_one_error_line(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"not a database at all" * 100)
+    out, err = io.StringIO(), io.StringIO()
+
+    assert report_command(junk, out, err) == 2
+
+    assert err.getvalue().startswith("error: ")
+    assert "Traceback" not in err.getvalue()
