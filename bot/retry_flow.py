@@ -489,10 +489,8 @@ async def _sticky(
         {"pipeline": f.pipeline, "number": f.number, "url": str(f.build.get("web_url") or "")}
         for f in builds
     ]
-    if merge and doc.get("builds") == shown:
-        known = {row["job_id"]: row for row in doc.get("rows") or []}
-        known.update({row["job_id"]: row for row in rows})
-        rows = list(known.values())
+    if doc.get("builds") == shown:
+        rows = _kept_rows(doc.get("rows") or [], rows, merge=merge)
     doc.update(
         builds=shown,
         requested_by=request.login,
@@ -502,6 +500,21 @@ async def _sticky(
         note=note,
     )
     await write_sticky(ctx.gh, ctx.store, ctx.repo, request.pr, doc)
+
+
+def _kept_rows(
+    old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]], *, merge: bool
+) -> list[dict[str, Any]]:
+    """The rows of a new command on the same builds. A forced retry adds its row to the
+    others; a full command replaces them, but keeps the jobs the bot retried earlier:
+    while a retry runs its job is no failure of the build, and its outcome (perhaps
+    "failed again") must still be shown where the retry was announced."""
+    new_ids = {row["job_id"] for row in new}
+    if merge:
+        kept = [row for row in old if row["job_id"] not in new_ids]
+    else:
+        kept = [row for row in old if row.get("new_job_id") and row["job_id"] not in new_ids]
+    return [*kept, *new]
 
 
 async def write_sticky(

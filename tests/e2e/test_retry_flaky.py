@@ -132,7 +132,8 @@ def sticky(env: Harness, number: int) -> str:
 
 
 def row(body: str, name: str) -> str:
-    return next(line for line in body.splitlines() if line.startswith(f"| [{name}]"))
+    """The newest row of job ``name`` (the sticky keeps earlier retries of a step above)."""
+    return [line for line in body.splitlines() if line.startswith(f"| [{name}]")][-1]
 
 
 def retried(env: Harness) -> list[str]:
@@ -213,7 +214,10 @@ async def test_at_most_two_bot_retries_of_a_step_per_build(ci_env: Harness) -> N
         await ask(env, number, MAINTAINER)
 
     assert len(retried(env)) == 2
-    assert "already retried this step 2 times" in row(sticky(env, number), "GPU test A")
+    body = sticky(env, number)
+    assert "already retried this step 2 times" in row(body, "GPU test A")
+    # the two retries that failed again are still shown, with their outcomes
+    assert body.count(retry_text.OUTCOME_FAILED) == 2
 
 
 async def test_permissions(ci_env: Harness) -> None:
@@ -383,3 +387,28 @@ async def test_the_newest_pr_build_of_each_configured_pipeline_is_covered(
     assert f"[{PIPELINE} #1]" in body
     assert "[amd #1]" in body
     assert "| infra |" in row(body, "ROCm test A")
+
+
+async def test_a_second_command_keeps_the_row_of_a_retry_still_running(ci_env: Harness) -> None:
+    env = ci_env
+    number, head = seed_pr(env)
+    pr_build(env, number, head, INFRA, NEW)
+    env.ci.set_retry_outcome("gpu-a", state="failed", exit_status=1, after="on_demand")
+    await env.start()
+    await ask(env, number, MAINTAINER)
+    assert retry_text.OUTCOME_RUNNING in row(sticky(env, number), "GPU test A")
+
+    await ask(env, number, MAINTAINER)  # while the bot's retry still runs
+    assert retry_text.OUTCOME_RUNNING in row(sticky(env, number), "GPU test A")
+    assert "| new-failure |" in row(sticky(env, number), "Models Llama")
+
+    [retry] = [r.path for r in env.ci.requests if r.method == "PUT"]
+    new_job = next(
+        j["id"]
+        for j in env.ci.build(PIPELINE, 1)["jobs"]
+        if j["step_key"] == "gpu-a" and not j.get("retried")
+    )
+    await env.ci.complete_job(str(new_job))
+    await env.settle()
+    assert retry_text.OUTCOME_FAILED in row(sticky(env, number), "GPU test A")
+    assert retry.endswith("/retry")
