@@ -551,7 +551,7 @@ class BuildkiteClient:
                     reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
                     message = REQUEST_FAILED.format(request=request, reason=reason)
                     raise TransientError(message) from exc
-                logger.warning(RETRYING, type(exc).__name__, request, attempt, delay)
+                logger.debug(RETRYING, type(exc).__name__, request, attempt, delay)
                 await self._sleep(delay)
                 continue
             if 200 <= reply.status < 300 or reply.status in accept:
@@ -568,7 +568,7 @@ class BuildkiteClient:
             )
             if delay is None:
                 raise status_error(reply.status, reply.body, request=request)
-            logger.warning(RETRYING, reply.status, request, attempt, delay)
+            logger.debug(RETRYING, reply.status, request, attempt, delay)  # as GitHub's
             await self._sleep(delay)
 
     async def _attempt(

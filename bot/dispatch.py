@@ -19,7 +19,7 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.errors import PermanentError, TransientError, is_transient, retry_after
+from bot.errors import PermanentError, TransientError, is_transient, retry_after, unforeseen
 from bot.services import Services
 from bot.sources import REFUSED_EVENT, routed_event
 from bot.store import Delivery
@@ -29,8 +29,6 @@ log = logging.getLogger(__name__)
 ERROR_NOT_JSON = "delivery body is not a JSON object"
 ERROR_UNROUTABLE = "a {event} delivery whose fields cannot be routed (e.g. a non-string action)"
 ERROR_HANDLERS_FAILED = "{count} handler(s) failed: {details}"
-LOG_PERMANENT = "handler %s gave up on delivery %s: %s"
-LOG_TRANSIENT = "handler %s will retry delivery %s: %s: %s"
 LOG_FAILED = "handler %s failed on delivery %s"
 
 Dispatcher = Callable[[Delivery], Awaitable[None]]
@@ -81,21 +79,23 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
 
 
 def _log_failure(handler_id: str, delivery_id: str, exc: Exception) -> None:
-    # Expected failures (a bad payload, GitHub answering 502) are one line; only
-    # a failure nobody foresaw carries its traceback.
-    if isinstance(exc, PermanentError):
-        log.warning(LOG_PERMANENT, handler_id, delivery_id, exc)
-    elif is_transient(exc):
-        log.warning(LOG_TRANSIENT, handler_id, delivery_id, type(exc).__name__, exc)
-    else:
-        log.error(LOG_FAILED, handler_id, delivery_id, exc_info=exc)
+    # The inbox writes the one line per failed attempt (every failed handler and its
+    # reason in it) and, when it gives up, the traceback of a failure nobody foresaw;
+    # here only DEBUG, for whoever wants every handler's every stack.
+    log.debug(LOG_FAILED, handler_id, delivery_id, exc_info=exc)
 
 
 def _combined(failures: Sequence[tuple[str, BaseException]]) -> Exception:
     details = "; ".join(f"{name}: {type(exc).__name__}: {exc}" for name, exc in failures)
     message = ERROR_HANDLERS_FAILED.format(count=len(failures), details=details)
     transient = [exc for _, exc in failures if is_transient(exc)]
+    combined: Exception
     if transient:
         delays = [d for d in (retry_after(exc) for exc in transient) if d is not None]
-        return TransientError(message, retry_after=max(delays) if delays else None)
-    return PermanentError(message)
+        combined = TransientError(message, retry_after=max(delays) if delays else None)
+    else:
+        combined = PermanentError(message)
+    # A failure nobody foresaw travels as the cause: its traceback is logged once,
+    # when the inbox records the delivery failed.
+    combined.__cause__ = next((exc for _, exc in failures if unforeseen(exc)), None)
+    return combined

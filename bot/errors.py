@@ -45,6 +45,15 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, aiohttp.ClientError | asyncio.TimeoutError | ConnectionError)
 
 
+def unforeseen(exc: BaseException) -> bool:
+    """A failure the bot has no words for (a bug, most likely): worth its traceback."""
+    return (
+        not isinstance(exc, BotError)
+        and not is_transient(exc)
+        and not isinstance(exc, gidgethub.HTTPException)
+    )
+
+
 def retry_after(exc: BaseException) -> float | None:
     """The delay the peer asked for, if any."""
     return exc.retry_after if isinstance(exc, TransientError) else None

@@ -212,7 +212,9 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
         delay = retry_delay(self.policy, method=method, url=url, exc=exception, attempt=attempt)
         if delay is None:
             return False
-        logger.warning(RETRYING, int(exception.status_code), method, url, attempt, delay)
+        # DEBUG: a request's own retries are detail; the inbox's one line per failed
+        # attempt is what an operator reads (an outage must not flood the log).
+        logger.debug(RETRYING, int(exception.status_code), method, url, attempt, delay)
         await self.sleep(delay)
         return True
 

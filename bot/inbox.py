@@ -305,7 +305,7 @@ class Inbox:
     async def _record_failure(self, delivery: Delivery, exc: Exception) -> None:
         reason = failure_reason(exc)
         if not is_transient(exc) or delivery.attempts >= self._max_attempts:
-            await self._fail(delivery, reason)
+            await self._fail(delivery, reason, exc.__cause__)
             return
         requested = retry_after(exc)
         delay = (
@@ -318,11 +318,20 @@ class Inbox:
         await self._store.retry_later(delivery.delivery_id, self._clock() + delay, reason)
         self._log(delivery, RESULT_RETRY % (delay, reason))
 
-    async def _fail(self, delivery: Delivery, reason: str) -> None:
+    async def _fail(
+        self, delivery: Delivery, reason: str, cause: BaseException | None = None
+    ) -> None:
         await self._store.fail(delivery.delivery_id, reason)
-        self._log(delivery, RESULT_FAILED % reason, level=logging.WARNING)
+        # The one traceback of a delivery: a bug's, once, when the bot gives up.
+        self._log(delivery, RESULT_FAILED % reason, level=logging.WARNING, cause=cause)
 
-    def _log(self, delivery: Delivery, result: str, level: int = logging.INFO) -> None:
+    def _log(
+        self,
+        delivery: Delivery,
+        result: str,
+        level: int = logging.INFO,
+        cause: BaseException | None = None,
+    ) -> None:
         logger.log(
             level,
             LOG_OUTCOME,
@@ -331,4 +340,5 @@ class Inbox:
             delivery.subject,
             delivery.attempts,
             result,
+            exc_info=cause,
         )
