@@ -48,7 +48,7 @@ from bot.store import Store
 
 log = logging.getLogger(__name__)
 
-PASSED, FAILED = "passed", "failed"
+PASSED, FAILED, BLOCKED = "passed", "failed", "blocked"
 SUCCESS = "success"
 MERGE_NOT_ALLOWED = 405  # required checks or reviews not satisfied (yet)
 MERGE_HEAD_MOVED = 409  # the sha we named is no longer the head
@@ -279,6 +279,7 @@ async def _advance(
     waiting = await _not_green(ctx, head, builds)
     if waiting is not None:
         return f"waiting: {waiting}"
+    await _note_blocked_steps(ctx, number, head, builds)
     return await _merge(ctx, number, state, head)
 
 
@@ -320,9 +321,47 @@ async def _not_green(ctx: LandingContext, head: str, builds: Sequence[FoundBuild
     if not builds:
         return f"no Buildkite build of {head[:7]} yet"
     for found in builds:
-        if found.build.get("state") != PASSED:
+        policy = ctx.landing.blocked_builds
+        if found.build.get("state") != PASSED and not blocked_build_is_green(found.build, policy):
             return f"Buildkite {found.pipeline} #{found.number} is {found.build.get('state')}"
     return None
+
+
+def is_blocked(build: Mapping[str, Any]) -> bool:
+    """A build stopped at a block step (Buildkite's ``blocked`` state or flag)."""
+    return build.get("state") == BLOCKED or build.get("blocked") is True
+
+
+def blocked_build_is_green(build: Mapping[str, Any], policy: str) -> bool:
+    """A blocked build counts as green (config ``blocked_builds: green``) when every job
+    that ran passed: what is blocked is optional work nobody asked for."""
+    if policy != "green" or not is_blocked(build):
+        return False
+    return not any(job_states.is_hard_failure(job) for job in build.get("jobs") or [])
+
+
+def blocked_steps(build: Mapping[str, Any]) -> list[str]:
+    """The names of the steps a blocked build has not run (blocked, or waiting behind one)."""
+    return [
+        str(job.get("label") or job.get("name") or job.get("step_key") or job.get("id"))
+        for job in build.get("jobs") or []
+        if job_states.not_finished(job)
+    ]
+
+
+async def _note_blocked_steps(
+    ctx: LandingContext, number: int, head: str, builds: Sequence[FoundBuild]
+) -> None:
+    """Before landing on a blocked build, say once which steps it leaves unrun."""
+    rows = [
+        f"- {found.pipeline} #{found.number}: {landing_text.code(blocked_steps(found.build))}"
+        for found in builds
+        if is_blocked(found.build)
+    ]
+    if rows:
+        body = landing_text.LANDING_BLOCKED.format(head7=head[:7], rows="\n".join(rows))
+        marker = landing_text.MARKER_BLOCKED.format(head=head)
+        await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
 
 
 async def head_builds(
@@ -467,7 +506,7 @@ async def on_build_finished(ctx: LandingContext, number: int, found: FoundBuild)
             return await _advance(ctx, number, state, pull)
         if state.stopped_for == head:
             return "landing of this head was left to humans"
-        if found.build.get("state") == PASSED:
+        if found.build.get("state") == PASSED or is_blocked(found.build):
             return await _advance(ctx, number, state, pull)
         if found.build.get("state") != FAILED:
             return f"build #{found.number} {found.build.get('state')}: nothing to do"

@@ -13,6 +13,11 @@ MARKER_REFUSED = "<!-- followup-bot:landing-refused review={review} -->"
 MARKER_REAPPROVE = "<!-- followup-bot:landing-reapprove head={head} -->"
 MARKER_STOPPED = "<!-- followup-bot:landing-stopped head={head} -->"
 MARKER_CHANGES = "<!-- followup-bot:landing-changes-requested head={head} -->"
+MARKER_BLOCKED = "<!-- followup-bot:landing-blocked head={head} -->"
+LANDING_BLOCKED = (
+    "Landing `{head7}`: every job that ran passed. These steps sit behind a block step "
+    "and did not run (`landing.blocked_builds: wait` makes the bot wait for them):\n{rows}"
+)
 
 REFUSED = (
     "Thanks for the review, @{login}. The bot will not land this PR on that approval: "

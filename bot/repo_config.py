@@ -59,6 +59,8 @@ DEFAULT_HISTORY_DAYS = 7
 DEFAULT_WHEEL_MAX_MB = 600
 DEFAULT_LABELS_ON_APPROVAL: tuple[str, ...] = ("ready",)
 DEFAULT_MERGE_METHOD: MergeMethod = "squash"
+BlockedBuilds: TypeAlias = Literal["green", "wait"]
+DEFAULT_BLOCKED_BUILDS: BlockedBuilds = "green"
 DEFAULT_LANDING_PATHS: tuple[str, ...] = ("cmake/**", ".buildkite/check-torch-abi.py")
 DEFAULT_COOLDOWN_MINUTES = 10
 MAX_COOLDOWN_MINUTES = 7 * 24 * 60
@@ -180,6 +182,9 @@ class LandingConfig:
     cooldown_minutes: int = (
         DEFAULT_COOLDOWN_MINUTES  # no new bump of a pin this soon after one landed
     )
+    # A build stopped at a block step (vLLM gates optional steps so): "green" when every
+    # job that ran passed, the blocked steps named on the PR; or "wait" for a person.
+    blocked_builds: BlockedBuilds = DEFAULT_BLOCKED_BUILDS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -511,6 +516,7 @@ class _LandingModel(_Section):
     paths: list[PathGlob] = list(DEFAULT_LANDING_PATHS)
     codeowners: bool = False
     cooldown_minutes: Minutes = DEFAULT_COOLDOWN_MINUTES
+    blocked_builds: BlockedBuilds = DEFAULT_BLOCKED_BUILDS
 
 
 class _LogRuleModel(_Section):
@@ -849,6 +855,7 @@ def _freeze(model: _RepoModel) -> RepoConfig:
             paths=tuple(model.landing.paths),
             codeowners=model.landing.codeowners,
             cooldown_minutes=model.landing.cooldown_minutes,
+            blocked_builds=model.landing.blocked_builds,
         ),
         retry=RetryConfig() if model.retry is None else _freeze_retry(model.retry),
     )

@@ -58,7 +58,9 @@ JOB_NOT_RUNNABLE_STATES = frozenset(
 RETRYABLE_STATES = frozenset({"failed", "timed_out", "canceled", "expired", "broken"})
 # A job in one of these, unless soft-failed, fails its build.
 FAILING_JOB_STATES = frozenset({"failed", "timed_out", "expired"})
-BUILD_FINISHED_STATES = frozenset({"passed", "failed", "canceled", "skipped", "not_run"})
+# A build stopped at a block step is "finished" too: Buildkite stamps finished_at and
+# sends build.finished (with "blocked": true), then goes on once someone unblocks it.
+BUILD_FINISHED_STATES = frozenset({"passed", "failed", "canceled", "skipped", "not_run", "blocked"})
 BUILD_STATES = BUILD_FINISHED_STATES | {
     "scheduled",
     "running",

@@ -409,3 +409,36 @@ async def test_landing_waits_for_every_configured_pipeline(ci_env: Harness) -> N
     await env.settle()
     assert merges(env) == [200]
     assert current(env, number)["merged"] is True
+
+
+BLOCKED_STEP = JobSpec("benchmarks", "Benchmarks (optional)", state="blocked")
+
+
+async def test_a_blocked_build_whose_jobs_passed_lands_and_names_the_blocked_steps(
+    ci_env: Harness,
+) -> None:
+    env = ci_env
+    pull = await open_bump(env, config=CONFIG + LANDING + BUILDKITE)
+    number = int(pull["number"])
+    await approve(env, pull, MAINTAINER)
+
+    build = await finished_build(env, pull, PASSING, BLOCKED_STEP)
+
+    assert env.ci.build(PIPELINE, build)["state"] == "blocked"
+    assert current(env, number)["merged"] is True
+    [note] = bodies(env, number)
+    assert "did not run" in note
+    assert "Benchmarks (optional)" in note
+
+
+async def test_a_blocked_build_waits_when_configured_to(ci_env: Harness) -> None:
+    env = ci_env
+    config = CONFIG + LANDING.replace("}", ", blocked_builds: wait}") + BUILDKITE
+    pull = await open_bump(env, config=config)
+    number = int(pull["number"])
+    await approve(env, pull, MAINTAINER)
+
+    await finished_build(env, pull, PASSING, BLOCKED_STEP)
+
+    assert current(env, number)["merged"] is False
+    assert bodies(env, number) == []

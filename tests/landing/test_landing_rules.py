@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.landing import blocked_build_is_green, is_blocked
 from bot.landing_rules import (
     MAX_LANDING_ATTEMPTS,
     OwnerRule,
@@ -153,3 +154,23 @@ def test_cooldown(doc: dict[str, object] | None, now: float, expected: bool) -> 
 
 def test_no_cooldown_with_zero_minutes() -> None:
     assert not in_cooldown({"landed_at": 1000.0}, 1000.0, 0)
+
+
+def job(state: str, **extra: object) -> dict[str, object]:
+    started = None if state in ("blocked", "waiting", "broken") else "2026-12-02T10:00:00Z"
+    return {"type": "script", "state": state, "started_at": started, **extra}
+
+
+BLOCKED = {"state": "blocked", "blocked": True}
+
+
+def test_a_blocked_build_is_green_only_when_every_job_that_ran_passed() -> None:
+    clean = {**BLOCKED, "jobs": [job("passed"), job("blocked")]}
+    failed = {**BLOCKED, "jobs": [job("failed"), job("blocked")]}
+    soft = {**BLOCKED, "jobs": [job("failed", soft_failed=True), job("blocked")]}
+    assert blocked_build_is_green(clean, "green")
+    assert not blocked_build_is_green(failed, "green")
+    assert blocked_build_is_green(soft, "green")
+    assert not blocked_build_is_green(clean, "wait")
+    assert not blocked_build_is_green({"state": "passed", "jobs": []}, "green")
+    assert is_blocked({"state": "passed", "blocked": True})  # the webhook's flag counts too
