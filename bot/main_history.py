@@ -41,8 +41,13 @@ class History:
     cache: MutableMapping[Any, Any]
     fetches_left: int = MAX_SIGNATURE_FETCHES
 
-    def runs(self, step_key: str, *, since: float) -> list[MainRun]:
-        """The step's outcome in each main build (newest first), signatures not yet read."""
+    def runs(self, step_key: str, *, since: float, shard: int | None = None) -> list[MainRun]:
+        """The step's outcome in each main build (newest first), signatures not yet read.
+
+        A ``parallelism: N`` step runs N jobs under one step key; ``shard`` (the PR job's
+        ``parallel_group_index``) compares shard with shard: shard 1 failing and shard 2
+        passing is no "passed on retry", only a retry of the same shard is.
+        """
         runs = []
         for build in self.builds:
             if _when(build.get("finished_at")) < since:
@@ -54,6 +59,7 @@ class History:
                 job
                 for job in build.get("jobs") or []
                 if job.get("step_key") == step_key
+                and job.get("parallel_group_index") == shard
                 and (job.get("state") == job_states.PASSED or job_states.ran_and_failed(job))
             ]
             if not attempts:
@@ -76,10 +82,12 @@ class History:
                 )
             )
             # Remembered so a signature can be read later without another build listing.
-            self.cache[("main-first-attempt", runs[-1].build_number, step_key)] = first
+            self.cache[("main-first-attempt", runs[-1].build_number, step_key, shard)] = first
         return runs
 
-    async def with_signatures(self, step_key: str, runs: Sequence[MainRun]) -> list[MainRun]:
+    async def with_signatures(
+        self, step_key: str, runs: Sequence[MainRun], *, shard: int | None = None
+    ) -> list[MainRun]:
         """``runs`` with the signatures a decision can use: the newest run if it failed,
         and the newest few that failed and then passed on retry."""
         wanted = set()
@@ -88,12 +96,14 @@ class History:
         wanted.update([i for i, run in enumerate(runs) if run.passed_on_retry][:2])
         resolved = list(runs)
         for index in sorted(wanted):
-            signature = await self._signature(runs[index].build_number, step_key)
+            signature = await self._signature(runs[index].build_number, step_key, shard)
             resolved[index] = replace(runs[index], signature=signature)
         return resolved
 
-    async def _signature(self, build_number: int, step_key: str) -> Signature | None:
-        job = self.cache.get(("main-first-attempt", build_number, step_key))
+    async def _signature(
+        self, build_number: int, step_key: str, shard: int | None
+    ) -> Signature | None:
+        job = self.cache.get(("main-first-attempt", build_number, step_key, shard))
         if job is None:
             return None
         key = ("signature", str(job["id"]))

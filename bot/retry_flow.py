@@ -256,8 +256,10 @@ async def classify_failures(
     for job in failed:
         tail = await _tail(ctx, found, job)
         step = job.get("step_key")
-        runs = history.runs(str(step), since=since) if step else []
-        runs = await history.with_signatures(str(step), runs) if step else []
+        shard = job.get("parallel_group_index")
+        shard = shard if isinstance(shard, int) else None
+        runs = history.runs(str(step), since=since, shard=shard) if step else []
+        runs = await history.with_signatures(str(step), runs, shard=shard) if step else []
         failure = Failure(
             job_id=str(job["id"]),
             step_key=str(step) if step else None,

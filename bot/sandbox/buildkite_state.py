@@ -94,6 +94,8 @@ class JobSpec:
     # can go either way (canceled while it ran, True; before an agent took it, the
     # default); any other contradiction of the state is an error.
     started: bool | None = None
+    # One shard of a `parallelism: N` step: (index, N). Shards share the step key.
+    parallel: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class Job:
     retried_in_job_id: str | None = None
     retries_count: int | None = None
     retry_type: str | None = None
+    parallel_group_index: int | None = None
+    parallel_group_total: int | None = None
     artifacts: list[Artifact] = field(default_factory=list)
 
     @property
@@ -327,6 +331,8 @@ class World:
         for spec in jobs:
             job = self._new_job(build, spec.step_key, spec.name, now)
             job.soft_failed, job.signal_reason = spec.soft_failed, spec.signal_reason
+            if spec.parallel is not None:
+                job.parallel_group_index, job.parallel_group_total = spec.parallel
             job.run_to(spec.state, spec.exit_status, _as_bytes(spec.log), now, started=spec.started)
             for path, data in spec.artifacts.items():
                 artifact = Artifact(str(uuid.uuid4()), job.id, path, bytes(data))
@@ -383,6 +389,9 @@ class World:
         build = self.build_of(job)
         new = self._new_job(build, job.step_key, job.name, self.clock())
         new.retries_count = (job.retries_count or 0) + 1
+        # A retry stays the same shard of the same step.
+        new.parallel_group_index = job.parallel_group_index
+        new.parallel_group_total = job.parallel_group_total
         new.retry_type = "manual"
         job.retried, job.retried_in_job_id = True, new.id
         outcome = self.outcomes.get(job.id) or self.outcomes.get(job.step_key)

@@ -104,3 +104,28 @@ async def test_signatures_are_read_from_the_attempt_that_ran() -> None:
     assert logs.asked == ["f"]  # never the jobs that have no log
     assert run.signature is not None
     assert run.signature.kind != "none"
+
+
+def shard(job: dict[str, Any], index: int, total: int = 2) -> dict[str, Any]:
+    return {**job, "parallel_group_index": index, "parallel_group_total": total}
+
+
+def test_shards_are_compared_shard_with_shard() -> None:
+    found, _ = history(
+        # shard 0 failed, shard 1 passed: no "passed on retry" for either
+        build(2, shard(attempt("a", "failed"), 0), shard(attempt("b", "passed"), 1)),
+        # shard 0 failed, then its own retry passed: flaky on main
+        build(
+            1,
+            shard(attempt("c", "failed"), 0),
+            shard(attempt("d", "passed", retries=1), 0),
+            shard(attempt("e", "passed"), 1),
+        ),
+    )
+    newer, older = found.runs(STEP, since=0, shard=0)
+    assert not newer.passed
+    assert not newer.passed_on_retry
+    assert older.passed
+    assert older.passed_on_retry
+    assert [run.passed for run in found.runs(STEP, since=0, shard=1)] == [True, True]
+    assert found.runs(STEP, since=0) == []  # an unsharded step of that key never ran
