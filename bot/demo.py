@@ -343,7 +343,28 @@ class DemoFailed(Exception):
     pass
 
 
+KEEP_NOT_NEW = (
+    "--keep {path}: {what}; give a new or empty directory (the demo creates its "
+    "repositories and database there)"
+)
+KEEP_IS_A_FILE = "it is a file"
+KEEP_NOT_EMPTY = "it is not empty"
+EXIT_USAGE = 2
+
+
+def _keep_problem(keep: Path) -> str | None:
+    if keep.exists() and not keep.is_dir():
+        return KEEP_NOT_NEW.format(path=keep, what=KEEP_IS_A_FILE)
+    if keep.is_dir() and any(keep.iterdir()):
+        return KEEP_NOT_NEW.format(path=keep, what=KEEP_NOT_EMPTY)
+    return None
+
+
 def run_demo(*, keep: Path | None, out: TextIO, err: TextIO) -> int:
+    problem = _keep_problem(keep) if keep is not None else None
+    if problem is not None:
+        print(problem, file=err)
+        return EXIT_USAGE
     try:
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
