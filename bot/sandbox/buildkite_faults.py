@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 
-from bot.sandbox.fault_mix import FaultMix
+from bot.sandbox.fault_mix import FaultMix, RandomlyFaulty
 
 RATE_LIMIT_MESSAGE = (
     "You have exceeded your API rate limit. Please wait a little while before trying again."
@@ -39,7 +39,7 @@ def fault_message(status: int) -> str:
         return "Server Error"
 
 
-class Faults:
+class Faults(RandomlyFaulty):
     """Planned faults, consumed in order by the requests they match; and, when switched
     on, a seeded random mix of them."""
 
@@ -49,18 +49,6 @@ class Faults:
         self.on_crash: Callable[[], None] | None = None
         self.injected: list[Fault] = []
         self.random: FaultMix | None = None
-
-    def randomly(
-        self,
-        *,
-        seed: int,
-        error_rate: float = 0.0,
-        limit_rate: float = 0.0,
-        ghost_rate: float = 0.0,
-    ) -> None:
-        self.random = FaultMix.seeded(
-            seed, error_rate=error_rate, limit_rate=limit_rate, ghost_rate=ghost_rate
-        )
 
     def crash_after(self, path_contains: str, on_crash: Callable[[], None]) -> None:
         """The next matching request is carried out, then ``on_crash`` runs before any

@@ -29,17 +29,7 @@ JOB_FINISHED_STATES = frozenset(
     }
 )
 # Finished states no agent ever started: no started_at, no agent, no exit status.
-JOB_NEVER_STARTED_STATES = frozenset(
-    {
-        "skipped",
-        "broken",
-        "expired",
-        "waiting_failed",
-        "blocked_failed",
-        "unblocked",
-        "unblocked_failed",
-    }
-)
+JOB_NEVER_STARTED_STATES = JOB_FINISHED_STATES - {"passed", "failed", "timed_out", "canceled"}
 # A job is canceled before or after an agent started it; JobSpec.started says which.
 JOB_EITHER_STATES = frozenset({"canceled"})
 # Job states in which an agent has taken the job (it has a started_at and an agent).

@@ -44,3 +44,21 @@ class FaultMix:
 
     def server_error(self) -> int:
         return self.rng.choice(SERVER_ERRORS)
+
+
+class RandomlyFaulty:
+    """The random side of a stand-in's faults: off until ``randomly`` switches it on."""
+
+    random: FaultMix | None = None
+
+    def randomly(
+        self,
+        *,
+        seed: int,
+        error_rate: float = 0.0,
+        limit_rate: float = 0.0,
+        ghost_rate: float = 0.0,
+    ) -> None:
+        self.random = FaultMix.seeded(
+            seed, error_rate=error_rate, limit_rate=limit_rate, ghost_rate=ghost_rate
+        )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.sandbox.fault_mix import FaultMix
+from bot.sandbox.fault_mix import FaultMix, RandomlyFaulty
 
 SERVER_ERROR_MESSAGE = "Server Error"
 PRIMARY_LIMIT_MESSAGE = (
@@ -35,7 +35,7 @@ class Fault:
     retry_after: int = 1
 
 
-class Faults:
+class Faults(RandomlyFaulty):
     """Planned faults, consumed in order by the requests they match."""
 
     def __init__(self) -> None:
@@ -54,18 +54,6 @@ class Faults:
     def ghost_next(self, count: int, operation: str | None = None) -> None:
         """The next matching writes are applied, then answered 502."""
         self._pending.extend(Fault("ghost", 502, operation) for _ in range(count))
-
-    def randomly(
-        self,
-        *,
-        seed: int,
-        error_rate: float = 0.0,
-        limit_rate: float = 0.0,
-        ghost_rate: float = 0.0,
-    ) -> None:
-        self.random = FaultMix.seeded(
-            seed, error_rate=error_rate, limit_rate=limit_rate, ghost_rate=ghost_rate
-        )
 
     def fail_next(self, count: int, status: int = 502, operation: str | None = None) -> None:
         self._pending.extend(Fault("error", status, operation) for _ in range(count))
