@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -211,10 +212,19 @@ async def test_a_pending_retry_is_not_idle(spy: SpyStore, inboxes: list[Inbox]) 
         await inbox.wait_idle()
         return {r.status for r in await spy.list_deliveries()}
 
-    waiter = asyncio.create_task(statuses_once_idle())
+    early = asyncio.create_task(inbox.wait_idle())
+    for _ in range(20):  # let every worker look: "a" waits for its retry, so not idle
+        await asyncio.sleep(0)
+    assert not early.done()
+    early.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await early
+
     now[0] = 5030.0
-    # A new delivery wakes the workers, which now find the retry due as well.
+    # A new delivery wakes the workers, which now find the retry due as well. (Idle is
+    # awaited once it is stored: before that, the inbox is rightly idle after "a".)
     await inbox.submit(make_delivery("b", "B", received_at=5030.0))
+    waiter = asyncio.create_task(statuses_once_idle())
     assert await settle(waiter) == {DeliveryStatus.DONE}
     assert sorted(dispatcher.calls) == [("a", 1), ("a", 2), ("b", 1)]
 
