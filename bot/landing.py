@@ -32,6 +32,7 @@ from bot.landing_rules import (
     LANDING_KIND,
     OwnerRule,
     approved_at_head,
+    check_runs_not_green,
     may_retry,
     parse_codeowners,
     paths_not_owned_by,
@@ -316,6 +317,9 @@ async def _not_green(ctx: LandingContext, head: str, builds: Sequence[FoundBuild
     # With no statuses at all GitHub says "pending"; there is nothing to wait for then.
     if int(status.get("total_count") or 0) > 0 and status.get("state") != SUCCESS:
         return f"combined status of {head[:7]} is {status.get('state')}"
+    checks = await _check_runs_not_green(ctx, head)
+    if checks is not None:
+        return checks
     if ctx.config.buildkite is None or ctx.bk is None:
         return None
     if not builds:
@@ -325,6 +329,19 @@ async def _not_green(ctx: LandingContext, head: str, builds: Sequence[FoundBuild
         if found.build.get("state") != PASSED and not blocked_build_is_green(found.build, policy):
             return f"Buildkite {found.pipeline} #{found.number} is {found.build.get('state')}"
     return None
+
+
+async def _check_runs_not_green(ctx: LandingContext, head: str) -> str | None:
+    """Why the check runs on ``head`` (GitHub Actions, other Apps) keep it from merging."""
+    runs = [
+        run
+        async for run in ctx.gh.getiter(
+            "/repos/{owner}/{repo}/commits/{ref}/check-runs{?per_page}",
+            url_vars=ctx.repo.vars(ref=head, per_page="100"),
+            iterable_key="check_runs",
+        )
+    ]
+    return check_runs_not_green(runs, ctx.landing.required_checks)
 
 
 def is_blocked(build: Mapping[str, Any]) -> bool:
@@ -450,15 +467,35 @@ async def on_changes_requested(ctx: LandingContext, number: int, login: str) -> 
         old = state.approved_head
         if old is None:
             return "not approved for landing"
-        state.approved_head = None
-        if state.auto_merge_for == old:
-            state.auto_merge_for = None
-            await _disable_auto_merge(ctx, number, await _pull(ctx, number))
-        await _save(ctx, number, state)
         body = landing_text.STOPPED_FOR_CHANGES.format(login=login, approved7=old[:7])
-        marker = landing_text.MARKER_CHANGES.format(head=old)
-        await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+        await _withdraw(ctx, number, state, body, landing_text.MARKER_CHANGES.format(head=old))
         return f"changes requested by {login}: landing of {old[:7]} stopped"
+
+
+async def on_dismissed(ctx: LandingContext, number: int, review_id: int, login: str) -> str:
+    """An approval was dismissed: if it is the one the bot is landing on, stop."""
+    async with ctx.locks.hold(pr_lock(ctx.repo, number)):
+        state = await _load(ctx, number)
+        old = state.approved_head
+        if old is None or state.review_id != review_id:
+            return "not the approval being landed on"
+        body = landing_text.STOPPED_FOR_DISMISSAL.format(login=login, approved7=old[:7])
+        marker = landing_text.MARKER_DISMISSED.format(review=review_id)
+        await _withdraw(ctx, number, state, body, marker)
+        return f"approval dismissed by {login}: landing of {old[:7]} stopped"
+
+
+async def _withdraw(
+    ctx: LandingContext, number: int, state: LandingState, body: str, marker: str
+) -> None:
+    """The approval no longer stands: forget it (auto-merge off too), then say so once."""
+    old = state.approved_head
+    state.approved_head = None
+    if old is not None and state.auto_merge_for == old:
+        state.auto_merge_for = None
+        await _disable_auto_merge(ctx, number, await _pull(ctx, number))
+    await _save(ctx, number, state)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
 
 
 async def _void(

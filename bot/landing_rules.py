@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
@@ -168,3 +169,41 @@ def in_cooldown(doc: Mapping[str, Any] | None, now: float, minutes: int) -> bool
     if isinstance(landed, bool) or not isinstance(landed, int | float):
         return False
     return now < float(landed) + minutes * 60.0
+
+
+# --- check runs --------------------------------------------------------------------------
+
+# Conclusions GitHub itself accepts for a required check (the rest block a merge).
+CHECK_CONCLUSIONS_OK = frozenset({"success", "neutral", "skipped"})
+COMPLETED = "completed"
+
+
+def latest_check_runs(runs: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The newest run of each check name (a re-run adds a run; the newest one counts)."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for run in runs:
+        name = str(run.get("name") or "")
+        kept = latest.get(name)
+        if kept is None or int(run.get("id") or 0) > int(kept.get("id") or 0):
+            latest[name] = run
+    return latest
+
+
+def check_runs_not_green(runs: Iterable[Mapping[str, Any]], required: Sequence[str]) -> str | None:
+    """Why the head's check runs keep it from merging, or None.
+
+    ``required`` are name globs: every run whose name matches one must have completed
+    with an accepted conclusion, and a name without wildcards must have reported at all
+    (as GitHub waits for a required check that has not started)."""
+    latest = latest_check_runs(runs)
+    for name, run in sorted(latest.items()):
+        if not any(fnmatchcase(name, glob) for glob in required):
+            continue
+        if run.get("status") != COMPLETED:
+            return f"check run {name!r} is {run.get('status')}"
+        if run.get("conclusion") not in CHECK_CONCLUSIONS_OK:
+            return f"check run {name!r} concluded {run.get('conclusion')}"
+    for glob in required:
+        if not _WILDCARDS & set(glob) and glob not in latest:
+            return f"check run {glob!r} has not reported"
+    return None

@@ -14,6 +14,7 @@ MARKER_REAPPROVE = "<!-- followup-bot:landing-reapprove head={head} -->"
 MARKER_STOPPED = "<!-- followup-bot:landing-stopped head={head} -->"
 MARKER_CHANGES = "<!-- followup-bot:landing-changes-requested head={head} -->"
 MARKER_BLOCKED = "<!-- followup-bot:landing-blocked head={head} -->"
+MARKER_DISMISSED = "<!-- followup-bot:landing-dismissed review={review} -->"
 LANDING_BLOCKED = (
     "Landing `{head7}`: every job that ran passed. These steps sit behind a block step "
     "and did not run (`landing.blocked_builds: wait` makes the bot wait for them):\n{rows}"
@@ -82,5 +83,9 @@ def failing_rows(rows: Iterable[Mapping[str, Any]]) -> str:
 
 STOPPED_FOR_CHANGES = (
     "Landing stopped: @{login} requested changes after `{approved7}` was approved. "
+    "Approve the PR again to land it."
+)
+STOPPED_FOR_DISMISSAL = (
+    "Landing stopped: @{login} dismissed the approval of `{approved7}` it was based on. "
     "Approve the PR again to land it."
 )

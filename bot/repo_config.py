@@ -61,6 +61,7 @@ DEFAULT_LABELS_ON_APPROVAL: tuple[str, ...] = ("ready",)
 DEFAULT_MERGE_METHOD: MergeMethod = "squash"
 BlockedBuilds: TypeAlias = Literal["green", "wait"]
 DEFAULT_BLOCKED_BUILDS: BlockedBuilds = "green"
+DEFAULT_REQUIRED_CHECKS: tuple[str, ...] = ("*",)  # every check run on the head
 DEFAULT_LANDING_PATHS: tuple[str, ...] = ("cmake/**", ".buildkite/check-torch-abi.py")
 DEFAULT_COOLDOWN_MINUTES = 10
 MAX_COOLDOWN_MINUTES = 7 * 24 * 60
@@ -185,6 +186,9 @@ class LandingConfig:
     # A build stopped at a block step (vLLM gates optional steps so): "green" when every
     # job that ran passed, the blocked steps named on the PR; or "wait" for a person.
     blocked_builds: BlockedBuilds = DEFAULT_BLOCKED_BUILDS
+    # Check runs (GitHub Actions, other Apps) that must pass, as name globs; a name
+    # without wildcards is waited for until it reports.
+    required_checks: tuple[str, ...] = DEFAULT_REQUIRED_CHECKS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -458,7 +462,15 @@ def _check_label(value: str) -> str:
     return value
 
 
+def _check_check_name(value: str) -> str:
+    """A check run name glob (free text: "build / test (3.11)")."""
+    if not value.strip():
+        raise _invalid("empty", MSG_EMPTY)
+    return value
+
+
 PinName = Annotated[str, AfterValidator(_check_pin_name)]
+CheckName = Annotated[str, AfterValidator(_check_check_name)]
 Upstream = Annotated[str, AfterValidator(_check_upstream)]
 Branch = Annotated[str, AfterValidator(_check_branch)]
 RepoPath = Annotated[str, AfterValidator(_check_repo_path)]
@@ -517,6 +529,7 @@ class _LandingModel(_Section):
     codeowners: bool = False
     cooldown_minutes: Minutes = DEFAULT_COOLDOWN_MINUTES
     blocked_builds: BlockedBuilds = DEFAULT_BLOCKED_BUILDS
+    required_checks: list[CheckName] = list(DEFAULT_REQUIRED_CHECKS)
 
 
 class _LogRuleModel(_Section):
@@ -856,6 +869,7 @@ def _freeze(model: _RepoModel) -> RepoConfig:
             codeowners=model.landing.codeowners,
             cooldown_minutes=model.landing.cooldown_minutes,
             blocked_builds=model.landing.blocked_builds,
+            required_checks=tuple(model.landing.required_checks),
         ),
         retry=RetryConfig() if model.retry is None else _freeze_retry(model.retry),
     )

@@ -1,7 +1,7 @@
 """Approved bump PRs → label for full CI → land when green.
 
 Four things move a landing along: an approving review, a new head on the PR
-(voids the approval), a commit status or a finished Buildkite build of the
+(voids the approval), a commit status, a check run or a finished Buildkite build of the
 head (may make it mergeable, or need a retry), and the merge itself (starts
 the pin's cooldown). Each handler only filters and calls ``bot.landing``.
 """
@@ -9,6 +9,7 @@ the pin's cooldown). Each handler only filters and calls ``bot.landing``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gidgethub import routing, sansio
@@ -16,7 +17,7 @@ from gidgethub import routing, sansio
 from bot import bump, bump_text, landing
 from bot.changes import Repo
 from bot.landing import Approval, LandingContext
-from bot.landing_rules import LANDING_KIND
+from bot.landing_rules import CHECK_CONCLUSIONS_OK, LANDING_KIND
 from bot.payload import Payload, each, field, optional, user_login
 from bot.retry_flow import FoundBuild
 from bot.services import Services
@@ -99,6 +100,20 @@ async def on_review(event: sansio.Event, services: Services) -> None:
     log.info("%s#%d: approval: %s", found.repo.full_name, approval.number, outcome)
 
 
+@router.register("pull_request_review", action="dismissed")
+async def on_review_dismissed(event: sansio.Event, services: Services) -> None:
+    found = _bump_pull(event.data, services)
+    review_id = field(event.data, "review.id", int)
+    by = user_login(event.data, "sender")
+    if found is None:
+        return
+    ctx = await _context(services, found.repo)
+    if ctx is None:
+        return
+    outcome = await landing.on_dismissed(ctx, found.number, review_id, by or "ghost")
+    log.info("%s#%d: dismissal: %s", found.repo.full_name, found.number, outcome)
+
+
 @router.register("pull_request", action="synchronize")
 async def on_new_head(event: sansio.Event, services: Services) -> None:
     found = _bump_pull(event.data, services)
@@ -132,22 +147,39 @@ async def on_status(event: sansio.Event, services: Services) -> None:
     state = field(event.data, "state")
     sha = field(event.data, "sha")
     names = each(event.data, "branches", "name")
-    repo = services.served(full_name)
-    if repo is None or state != SUCCESS:
+    if state != SUCCESS:
         return  # only a success can make a head mergeable
-    branches = [name for name in names if name.startswith(bump_text.BRANCH_PREFIX)]
-    if not branches:
+    await _advance_heads(services, full_name, names, sha, "status")
+
+
+@router.register("check_run", action="completed")
+async def on_check_run(event: sansio.Event, services: Services) -> None:
+    full_name = field(event.data, "repository.full_name")
+    conclusion = optional(event.data, "check_run.conclusion")
+    sha = field(event.data, "check_run.head_sha")
+    branch = optional(event.data, "check_run.check_suite.head_branch")
+    if conclusion not in CHECK_CONCLUSIONS_OK or branch is None:
+        return  # a failed check only keeps the head waiting; nothing to do now
+    await _advance_heads(services, full_name, [branch], sha, "check run")
+
+
+async def _advance_heads(
+    services: Services, full_name: str, branches: Sequence[str], sha: str, what: str
+) -> None:
+    """A check of ``sha`` passed: advance the open bump PRs whose head it is."""
+    repo = services.served(full_name)
+    bumps = [name for name in branches if name.startswith(bump_text.BRANCH_PREFIX)]
+    if repo is None or not bumps:
         return
     ctx = await _context(services, repo)
     if ctx is None:
         return
-    for branch in branches:
+    for branch in bumps:
         pull = await landing.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
         if pull is not None and pull["head"]["sha"] == sha:
             number = int(pull["number"])
-            log.info(
-                "%s#%d: status: %s", repo.full_name, number, await landing.advance(ctx, number)
-            )
+            outcome = await landing.advance(ctx, number)
+            log.info("%s#%d: %s: %s", repo.full_name, number, what, outcome)
 
 
 @router.register(BUILD_FINISHED)

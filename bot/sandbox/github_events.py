@@ -171,17 +171,44 @@ class EventBuilder:
         example.update(extra)
         return self._envelope(example, repo, sender)
 
-    def pull_request_review(self, repo: Repo, pull: JSON, review: JSON, sender: User) -> JSON:
-        approved = review["state"] == "APPROVED"
-        example = self._example(
-            "pull_request_review.approved" if approved else "pull_request_review.submitted",
-            "pull_request_review.submitted",
-        )
-        example["action"] = "submitted"
+    def pull_request_review(
+        self, repo: Repo, pull: JSON, review: JSON, sender: User, action: str = "submitted"
+    ) -> JSON:
+        """``submitted`` (by the reviewer) or ``dismissed`` (by whoever dismissed it)."""
+        if action == "dismissed":
+            name = "pull_request_review.dismissed"
+        elif review["state"] == "APPROVED":
+            name = "pull_request_review.approved"
+        else:
+            name = "pull_request_review.submitted"
+        example = self._example(name, "pull_request_review.submitted")
+        example["action"] = action
+        # The recording's organization is not the stand-in's (no other delivery names one).
+        example.pop("organization", None)
         example["pull_request"] = overlay(example["pull_request"], pull)
         webhook_review = dict(review, state=str(review["state"]).lower())
         example["review"] = overlay(example["review"], webhook_review)
         return self._envelope(example, repo, sender)
+
+    def check_run(self, action: str, repo: Repo, run: JSON, suite: JSON, sender: User) -> JSON:
+        """``created`` or ``completed``: the REST run, with its suite as webhooks embed it."""
+        example = load_webhook_example(f"check_run.{action}")
+        example["action"] = action
+        template = example["check_run"]
+        built: JSON = overlay(template, run)
+        built.pop("deployment", None)
+        built["app"] = self._app(template["app"], run["app"])
+        built["check_suite"] = overlay(template["check_suite"], suite)
+        built["check_suite"]["app"] = self._app(template["check_suite"]["app"], suite["app"])
+        example["check_run"] = built
+        return self._envelope(example, repo, sender)
+
+    @staticmethod
+    def _app(template: JSON, app: JSON) -> JSON:
+        built: JSON = overlay(template, app)
+        # The 2019 recording predates the App's slug; today's schema lists it.
+        built["slug"] = app["slug"]
+        return built
 
     def status(
         self,

@@ -26,7 +26,9 @@ MAX_PER_PAGE = 100
 class ApiError(Exception):
     """An error answer, in GitHub's JSON shape."""
 
-    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None):
+    def __init__(
+        self, status: int, message: str, errors: list[dict[str, Any]] | list[str] | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.message = message

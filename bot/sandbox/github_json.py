@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.sandbox.github_check_runs import pulls_at, suite_state
 from bot.sandbox.github_state import (
+    App,
     AutoMerge,
+    CheckRun,
     Comment,
     CommitStatus,
     Installation,
@@ -31,14 +34,6 @@ from bot.sandbox.gitstore import CommitInfo, FileDiff, Identity, TreeEntry
 
 JSON = dict[str, Any]
 DOCS_URL = "https://docs.github.com/rest"
-APP_PERMISSIONS = {
-    "contents": "write",
-    "pull_requests": "write",
-    "issues": "write",
-    "checks": "read",
-    "statuses": "read",
-    "metadata": "read",
-}
 APP_EVENTS = ["push", "pull_request", "pull_request_review", "issue_comment", "check_run", "status"]
 # GitHub's private commit e-mail, "<id>+<login>@" this domain ("<login>@" for accounts
 # older than 2017): the only addresses the stand-in's accounts have, so the only ones
@@ -70,7 +65,7 @@ def account_for_email(users: Mapping[str, User], email: str) -> User | None:
     return user
 
 
-def error_body(message: str, status: int, errors: list[JSON] | None = None) -> JSON:
+def error_body(message: str, status: int, errors: list[JSON] | list[str] | None = None) -> JSON:
     body: JSON = {"message": message, "documentation_url": DOCS_URL, "status": str(status)}
     if errors is not None:
         body["errors"] = errors
@@ -598,6 +593,88 @@ class GitHubJson:
             "url": f"{api}/commits/{sha}/status",
         }
 
+    # -- check runs -------------------------------------------------------------------------
+
+    def app_homepage(self, app: App) -> str:
+        return f"{self.html}/apps/{app.slug}"
+
+    def app(self, app: App) -> JSON:
+        home = self.app_homepage(app)
+        return {
+            "id": app.id,
+            "slug": app.slug,
+            "node_id": node_id("App", app.id),
+            "owner": self.user(app.owner),
+            "name": app.name,
+            "description": "",
+            "external_url": home,
+            "html_url": home,
+            "created_at": iso(app.created_at),
+            "updated_at": iso(app.created_at),
+            "permissions": dict(app.permissions),
+            "events": [],
+        }
+
+    def pull_minimal(self, repo: Repo, issue: Issue) -> JSON:
+        pull = issue.pull
+        assert pull is not None, "pull_minimal() needs a pull request"
+        where = {"id": repo.id, "url": f"{self.api}/repos/{repo.full_name}", "name": repo.name}
+        return {
+            "id": issue.id,
+            "number": issue.number,
+            "url": f"{self.api}/repos/{repo.full_name}/pulls/{issue.number}",
+            "head": {"ref": pull.head_ref, "sha": pull.head_sha, "repo": dict(where)},
+            "base": {"ref": pull.base_ref, "sha": pull.base_sha, "repo": dict(where)},
+        }
+
+    def check_run(self, repo: Repo, run: CheckRun) -> JSON:
+        url = f"{self.api}/repos/{repo.full_name}/check-runs/{run.id}"
+        return {
+            "id": run.id,
+            "head_sha": run.head_sha,
+            "node_id": node_id("CheckRun", run.id),
+            "external_id": run.external_id,
+            "url": url,
+            "html_url": f"{self.html}/{repo.full_name}/runs/{run.id}",
+            "details_url": run.details_url,
+            "status": run.status,
+            "conclusion": run.conclusion,
+            "started_at": iso(run.started_at),
+            "completed_at": iso(run.completed_at) if run.completed_at is not None else None,
+            "output": {
+                "title": run.title,
+                "summary": run.summary,
+                "text": run.text,
+                "annotations_count": 0,
+                "annotations_url": f"{url}/annotations",
+            },
+            "name": run.name,
+            "check_suite": {"id": run.suite_id},
+            "app": self.app(run.app),
+            # GitHub lists the open pulls whose head is the run's commit.
+            "pull_requests": [self.pull_minimal(repo, i) for i in pulls_at(repo, run.head_sha)],
+        }
+
+    def check_suite(self, repo: Repo, run: CheckRun, head_branch: str | None) -> JSON:
+        """The suite ``run`` belongs to, as a ``check_run`` webhook embeds it."""
+        suite_runs = [r for r in repo.check_runs.values() if r.suite_id == run.suite_id]
+        status, conclusion = suite_state(suite_runs)
+        return {
+            "id": run.suite_id,
+            "node_id": node_id("CheckSuite", run.suite_id),
+            "head_branch": head_branch,
+            "head_sha": run.head_sha,
+            "status": status,
+            "conclusion": conclusion,
+            "url": f"{self.api}/repos/{repo.full_name}/check-suites/{run.suite_id}",
+            "before": None,
+            "after": run.head_sha,
+            "pull_requests": [self.pull_minimal(repo, i) for i in pulls_at(repo, run.head_sha)],
+            "app": self.app(run.app),
+            "created_at": iso(min(r.created_at for r in suite_runs)),
+            "updated_at": iso(max(r.updated_at for r in suite_runs)),
+        }
+
     def comment(self, repo: Repo, comment: Comment) -> JSON:
         api = f"{self.api}/repos/{repo.full_name}"
         issue = repo.issues[comment.issue_number]
@@ -659,7 +736,7 @@ class GitHubJson:
             "app_slug": app_slug,
             "target_id": installation.account.id,
             "target_type": installation.account.type,
-            "permissions": dict(APP_PERMISSIONS),
+            "permissions": dict(installation.permissions),
             "events": list(APP_EVENTS),
             "created_at": iso(installation.created_at),
             "updated_at": iso(installation.created_at),

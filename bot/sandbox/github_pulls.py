@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.sandbox.github_events import PushedCommit
-from bot.sandbox.github_http import ApiError
-from bot.sandbox.github_json import PullStats, noreply_email
+from bot.sandbox.github_http import VALIDATION_FAILED, ApiError, not_found
+from bot.sandbox.github_json import JSON, PullStats, noreply_email
 from bot.sandbox.github_state import WRITE_LEVELS, Issue, Repo, User
 from bot.sandbox.github_statuses import required_check_blocker
 from bot.sandbox.gitstore import ZERO_SHA, Identity
@@ -21,6 +21,10 @@ BASE_MODIFIED = "Base branch was modified. Review and try the merge again."
 MERGED = "Pull Request successfully merged"
 REBASE_DIVERGED = "This branch can't be rebased"
 MERGE_METHODS = ("merge", "squash", "rebase")
+# Only these review states can be dismissed; GitHub names the others in its refusal.
+DISMISSABLE = frozenset({"APPROVED", "CHANGES_REQUESTED"})
+CANNOT_DISMISS = "Can not dismiss a {state} pull request review"
+CANNOT_DISMISS_AS = "{login} has no write access to dismiss reviews"
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,32 @@ class PullOps:
             and issue.pull.head_sha == sha
             and required_check_blocker(repo, issue.pull) is None
         ]
+
+    # -- reviews ----------------------------------------------------------------------------
+
+    def dismiss_review(
+        self, repo: Repo, issue: Issue, review_id: int, message: str, dismisser: User
+    ) -> JSON:
+        """Dismiss an approval or a change request; emits ``pull_request_review`` dismissed."""
+        pull = issue.pull
+        assert pull is not None
+        review = next((r for r in pull.reviews if r.id == review_id), None)
+        if review is None:
+            raise not_found()
+        if not self.can_write(repo, dismisser):
+            raise ApiError(403, CANNOT_DISMISS_AS.format(login=dismisser.login))
+        if review.state not in DISMISSABLE:
+            state = review.state.lower()
+            raise ApiError(422, VALIDATION_FAILED, [CANNOT_DISMISS.format(state=state)])
+        review.state = "DISMISSED"
+        review.dismissal_message = message
+        sandbox = self.sandbox
+        review_json = sandbox.json.review(repo, issue.number, review)
+        payload = sandbox.events.pull_request_review(
+            repo, sandbox.json.pull(repo, issue), review_json, dismisser, action="dismissed"
+        )
+        sandbox.emit("pull_request_review", payload, repo)
+        return review_json
 
     def can_write(self, repo: Repo, user: User) -> bool:
         # The App's installation token has contents: write on its repositories.

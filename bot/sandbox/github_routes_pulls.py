@@ -54,6 +54,12 @@ def register(router: Router, sandbox: GitHubSandbox) -> None:
     router.add(
         "PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", "pulls/merge", routes.merge
     )
+    router.add(
+        "PUT",
+        "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/dismissals",
+        "pulls/dismiss-review",
+        routes.dismiss_review,
+    )
 
 
 class PullRoutes:
@@ -197,6 +203,16 @@ class PullRoutes:
         url = f"{self.sb.base_url}/repos/{repo.full_name}/pulls/{issue.number}/reviews"
         page, headers = paginate(call, issue.pull.reviews, url)
         return Reply(200, [self.sb.json.review(repo, issue.number, r) for r in page], headers)
+
+    async def dismiss_review(self, call: Call) -> Reply:
+        repo, issue = self._pull(call)
+        try:
+            review_id = int(call.params["review_id"])
+        except ValueError as exc:
+            raise not_found() from exc
+        message = str(call.field("message", ""))
+        body = self.sb.pulls_ops.dismiss_review(repo, issue, review_id, message, self.sb.bot_user)
+        return Reply(200, body)
 
     async def list_files(self, call: Call) -> Reply:
         repo, issue = self._pull(call)

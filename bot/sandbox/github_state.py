@@ -8,6 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# What an installation of the App may do (GitHub's app permissions, as the README
+# tells operators to grant them): checks are read-only, so creating a check run
+# over the API is refused unless a test grants "write".
+APP_PERMISSIONS = {
+    "contents": "write",
+    "pull_requests": "write",
+    "issues": "write",
+    "checks": "read",
+    "statuses": "read",
+    "metadata": "read",
+}
 PERMISSION_LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
 # What repos/get-collaborator-permission-level reports as `permission` (the legacy field).
@@ -61,10 +72,11 @@ class Comment:
 class Review:
     id: int
     user: User
-    state: str  # REST spelling: APPROVED | CHANGES_REQUESTED | COMMENTED
+    state: str  # REST spelling: APPROVED | CHANGES_REQUESTED | COMMENTED | DISMISSED
     body: str
     commit_id: str
     submitted_at: float
+    dismissal_message: str | None = None  # what the dismisser wrote, once DISMISSED
 
 
 @dataclass
@@ -78,6 +90,41 @@ class CommitStatus:
     target_url: str | None
     description: str | None
     creator: User
+    created_at: float
+    updated_at: float
+
+
+@dataclass
+class App:
+    """A GitHub App as check runs name it: the one that created the run."""
+
+    id: int
+    slug: str
+    name: str
+    owner: User
+    bot: User  # its "<slug>[bot]" account: the sender of the webhooks its actions cause
+    created_at: float
+    permissions: dict[str, str]
+
+
+@dataclass
+class CheckRun:
+    """One check run (``POST /check-runs``); a newer run of the same name supersedes it."""
+
+    id: int
+    head_sha: str
+    name: str
+    app: App
+    suite_id: int  # one check suite per App and commit, as GitHub groups them
+    status: str  # queued | in_progress | completed | waiting | requested | pending
+    conclusion: str | None  # set exactly when completed
+    started_at: float
+    completed_at: float | None
+    external_id: str  # "" when the App gave none, as GitHub sends it
+    details_url: str
+    title: str | None
+    summary: str | None
+    text: str | None
     created_at: float
     updated_at: float
 
@@ -143,6 +190,10 @@ class Repo:
     required_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Commit statuses by commit sha, oldest first.
     statuses: dict[str, list[CommitStatus]] = field(default_factory=dict)
+    # Check runs by id, oldest first (ids only grow).
+    check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    # Check suite ids by (App id, head sha).
+    check_suites: dict[tuple[int, str], int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -166,6 +217,7 @@ class Installation:
     id: int
     account: User
     created_at: float
+    permissions: dict[str, str] = field(default_factory=lambda: dict(APP_PERMISSIONS))
 
 
 class IdSequence:

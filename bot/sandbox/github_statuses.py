@@ -1,14 +1,16 @@
 """Commit statuses, required status checks and the merge state GitHub derives from them.
 
 Pure functions of the stand-in's records (no git, no I/O), so the REST routes, the
-GraphQL resolvers and the setup API all judge a pull request the same way.
+GraphQL resolvers and the setup API all judge a pull request the same way. A
+required check is a name: a commit status context or a check run's name count alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.sandbox.github_state import CommitStatus, PullInfo, Repo
+from bot.sandbox.github_check_runs import failing, latest_by_name, passing, runs_at
+from bot.sandbox.github_state import CheckRun, CommitStatus, PullInfo, Repo
 
 STATUS_STATES = ("error", "failure", "pending", "success")
 FAILED_STATES = frozenset({"error", "failure"})
@@ -40,14 +42,31 @@ def combined_state(latest: Sequence[CommitStatus]) -> str:
     return "success"
 
 
+def _verdicts(status: CommitStatus | None, run: CheckRun | None) -> tuple[bool, bool]:
+    """(failing, passing) of one required name, from its newest status and check run."""
+    failed = (status is not None and status.state in FAILED_STATES) or (
+        run is not None and failing(run)
+    )
+    passed = (status is not None and status.state == "success") or (
+        run is not None and passing(run)
+    )
+    return failed, passed
+
+
 def required_check_blocker(repo: Repo, pull: PullInfo) -> str | None:
-    """Why branch protection refuses to merge ``pull`` now; None when it allows it."""
+    """Why branch protection refuses to merge ``pull`` now; None when it allows it.
+
+    Each required name needs a successful status of that context or a check run of
+    that name completed as success, neutral or skipped; a failing one of either kind
+    blocks even when the other passes.
+    """
     latest = {s.context: s for s in latest_by_context(repo.statuses.get(pull.head_sha, []))}
+    runs = {run.name: run for run in latest_by_name(runs_at(repo, pull.head_sha))}
     for context in repo.required_contexts.get(pull.base_ref, ()):
-        status = latest.get(context)
-        if status is not None and status.state in FAILED_STATES:
+        failed, passed = _verdicts(latest.get(context), runs.get(context))
+        if failed:
             return REQUIRED_FAILING.format(context=context)
-        if status is None or status.state != "success":
+        if not passed:
             return REQUIRED_EXPECTED.format(context=context)
     return None
 
@@ -59,7 +78,8 @@ def merge_state(repo: Repo, pull: PullInfo, conflict_free: bool) -> str:
     if required_check_blocker(repo, pull) is not None:
         return STATE_BLOCKED
     latest = latest_by_context(repo.statuses.get(pull.head_sha, []))
-    # "Mergeable with non-passing commit status": any status that is not success.
-    if any(status.state != "success" for status in latest):
+    runs = latest_by_name(runs_at(repo, pull.head_sha))
+    # "Mergeable with non-passing commit status": any status or check run not passing.
+    if any(status.state != "success" for status in latest) or not all(map(passing, runs)):
         return STATE_UNSTABLE
     return STATE_CLEAN

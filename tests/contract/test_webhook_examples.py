@@ -14,10 +14,13 @@ REQUIRED_EXAMPLES = {
     "pull_request.merged",
     "pull_request_review.submitted",
     "pull_request_review.approved",
+    "pull_request_review.dismissed",
     "issue_comment.created",
     "issue_comment.created_on_pull_request",
     "issue_comment.edited",
     "installation.created",
+    "check_run.created",
+    "check_run.completed",
 }
 
 
@@ -52,6 +55,19 @@ def test_the_merged_variant_looks_merged() -> None:
 def test_the_approved_review_is_approved() -> None:
     assert load_webhook_example("pull_request_review.submitted")["review"]["state"] != "approved"
     assert load_webhook_example("pull_request_review.approved")["review"]["state"] == "approved"
+
+
+def test_the_dismissed_review_is_dismissed() -> None:
+    payload = load_webhook_example("pull_request_review.dismissed")
+    assert (payload["action"], payload["review"]["state"]) == ("dismissed", "dismissed")
+
+
+def test_the_check_run_examples_are_queued_then_concluded() -> None:
+    created = load_webhook_example("check_run.created")["check_run"]
+    completed = load_webhook_example("check_run.completed")["check_run"]
+    assert (created["status"], created["conclusion"]) == ("queued", None)
+    assert completed["status"] == "completed"
+    assert completed["conclusion"] is not None
 
 
 def test_a_comment_on_a_pr_carries_issue_pull_request() -> None:

@@ -69,6 +69,22 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "sha": "abc",
         "branches": [{"name": BUMP_BRANCH}, {"name": "main"}],
     },
+    "check_run": {
+        "action": "completed",
+        "repository": {"full_name": UNSERVED},
+        "check_run": {
+            "head_sha": "abc",
+            "conclusion": "success",
+            "check_suite": {"head_branch": BUMP_BRANCH},
+        },
+    },
+    "pull_request_review.dismissed": {
+        "action": "dismissed",
+        "repository": {"full_name": UNSERVED},
+        "pull_request": PULL,
+        "review": {"id": 9, "state": "dismissed", "user": {"login": "carol"}},
+        "sender": {"login": "dave"},
+    },
     "build.finished": {
         "event": "build.finished",
         "build": {
@@ -186,6 +202,32 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
             ({"review.user": ["carol"]}, wrong("review.user", ARRAY, OBJECT)),
             ({"review.user.login": 3}, wrong("review.user.login", INTEGER, STRING)),
             ({"review.commit_id": 5}, wrong("review.commit_id", INTEGER, STRING)),
+        ],
+    ),
+    handlers.landing.on_review_dismissed: (
+        "pull_request_review.dismissed",
+        [
+            *REPOSITORY_CASES,
+            *PULL_CASES,
+            ({"review": None}, missing("review.id")),
+            ({"review.id": "9"}, wrong("review.id", STRING, INTEGER)),
+            ({"sender": "dave"}, wrong("sender", STRING, OBJECT)),
+            ({"sender.login": 4}, wrong("sender.login", INTEGER, STRING)),
+        ],
+    ),
+    handlers.landing.on_check_run: (
+        "check_run",
+        [
+            *REPOSITORY_CASES,
+            ({"check_run": None}, missing("check_run.head_sha")),
+            ({"check_run": "x"}, wrong("check_run", STRING, OBJECT)),
+            ({"check_run.conclusion": 1}, wrong("check_run.conclusion", INTEGER, STRING)),
+            ({"check_run.head_sha": _ABSENT}, missing("check_run.head_sha")),
+            ({"check_run.check_suite": "s"}, wrong("check_run.check_suite", STRING, OBJECT)),
+            (
+                {"check_run.check_suite.head_branch": 3},
+                wrong("check_run.check_suite.head_branch", INTEGER, STRING),
+            ),
         ],
     ),
     handlers.landing.on_new_head: ("pull_request", [*REPOSITORY_CASES, *PULL_CASES]),
