@@ -8,7 +8,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from bot.sandbox.github_checks import DEFAULT_CONTEXT
-from bot.sandbox.github_http import ApiError, Call, Reply, Router, not_found, paginate
+from bot.sandbox.github_http import (
+    ApiError,
+    Call,
+    Reply,
+    Router,
+    not_found,
+    paginate,
+    per_page,
+)
 from bot.sandbox.github_json import iso
 from bot.sandbox.github_state import LEGACY_PERMISSION, User
 from bot.sandbox.gitstore import EMPTY_TREE_SHA, ZERO_SHA, Identity, TreeChange, is_sha
@@ -93,12 +101,6 @@ def register(router: Router, sandbox: GitHubSandbox) -> None:
         "/repos/{owner}/{repo}/statuses/{sha}",
         "repos/create-commit-status",
         routes.create_status,
-    )
-    add(
-        "GET",
-        "/repos/{owner}/{repo}/commits/{ref+}/check-runs",
-        "checks/list-for-ref",
-        routes.check_runs,
     )
 
 
@@ -381,7 +383,8 @@ class GitRoutes:
         ahead = await self.sb.git(store.count, repo.full_name, f"{base}..{head}")
         behind = await self.sb.git(store.count, repo.full_name, f"{head}..{base}")
         shas = await self.sb.git(store.rev_list, repo.full_name, f"{base}..{head}", reverse=True)
-        listed = await self.sb.git(store.read_commits, repo.full_name, shas[:MAX_COMPARE_COMMITS])
+        chunk, headers, first_page = self._compare_page(call, shas)
+        listed = await self.sb.git(store.read_commits, repo.full_name, chunk)
         base_info, base_of_merge = await self.sb.git(
             store.read_commits, repo.full_name, [base, merge_base]
         )
@@ -409,9 +412,23 @@ class GitRoutes:
             "behind_by": behind,
             "total_commits": ahead,
             "commits": [json.commit(repo, info) for info in listed],
-            "files": [json.diff_entry(repo, head, f) for f in files[:MAX_COMPARE_FILES]],
+            # Paginated, the files (of the whole comparison) come with the first page only.
+            "files": [json.diff_entry(repo, head, f) for f in files[:MAX_COMPARE_FILES]]
+            if first_page
+            else [],
         }
-        return Reply(200, body)
+        return Reply(200, body, headers)
+
+    def _compare_page(self, call: Call, shas: list[str]) -> tuple[list[str], dict[str, str], bool]:
+        """The compare's commits as GitHub pages them: without ``page``/``per_page`` the
+        oldest 250; with either, that page (oldest first) and a ``Link`` header."""
+        if call.arg("page") is None and call.arg("per_page") is None:
+            return shas[:MAX_COMPARE_COMMITS], {}, True
+        url = (
+            f"{self.sb.base_url}/repos/{call.the_repo.full_name}/compare/{call.params['basehead']}"
+        )
+        chunk, headers = paginate(call, shas, url)
+        return chunk, headers, per_page(call)[0] == 1
 
     async def permission(self, call: Call) -> Reply:
         repo = call.the_repo
@@ -450,8 +467,3 @@ class GitRoutes:
         await self.sb.status_reported(repo, status)
         body = self.sb.json.status(repo, status, full=True)
         return Reply(201, body, {"Location": body["url"]})
-
-    async def check_runs(self, call: Call) -> Reply:
-        if await self._resolve(call, call.params["ref"]) is None:
-            raise not_found()
-        return Reply(200, {"total_count": 0, "check_runs": []})

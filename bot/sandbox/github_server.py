@@ -22,8 +22,14 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from aiohttp import web
 
-from bot.sandbox import github_routes_git, github_routes_issues, github_routes_pulls
+from bot.sandbox import (
+    github_routes_checks,
+    github_routes_git,
+    github_routes_issues,
+    github_routes_pulls,
+)
 from bot.sandbox.github_auth import AppAuth, AuthError, InstallationToken, parse_authorization
+from bot.sandbox.github_check_runs import ACTIONS_SLUG, CheckRunFields, CheckRunOps
 from bot.sandbox.github_checks import CheckOps
 from bot.sandbox.github_events import EventBuilder, PushedCommit
 from bot.sandbox.github_faults import (
@@ -52,7 +58,7 @@ from bot.sandbox.github_state import (
 )
 from bot.sandbox.github_statuses import STATUS_STATES
 from bot.sandbox.github_webhooks import RecordedDelivery, WebhookSender
-from bot.sandbox.gitstore import ZERO_SHA, GitStore, Identity, TreeChange
+from bot.sandbox.gitstore import ZERO_SHA, FileContent, GitStore, Identity
 
 if TYPE_CHECKING:
     from bot.sandbox.contract import Contract
@@ -129,11 +135,13 @@ class GitHubSandbox:
         self.events = EventBuilder(self.json)
         self.pulls_ops = PullOps(self)
         self.checks = CheckOps(self)
+        self.check_runs = CheckRunOps(self)
         self.graphql = GraphQLEndpoint(self)
         self.router = Router()
         github_routes_git.register(self.router, self)
         github_routes_pulls.register(self.router, self)
         github_routes_issues.register(self.router, self)
+        github_routes_checks.register(self.router, self)
         self._runner: web.AppRunner | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -215,7 +223,7 @@ class GitHubSandbox:
         self,
         full_name: str,
         *,
-        files: Mapping[str, str] | None = None,
+        files: Mapping[str, FileContent] | None = None,
         default_branch: str = "main",
         installation_id: int | None = None,
         message: str = "Initial commit",
@@ -225,24 +233,84 @@ class GitHubSandbox:
         """A repository with one commit; ``installation_id`` None = the App is not installed.
 
         Any installation token can read a public repository (as on GitHub); only the
-        installation's own token can write to it or see it at all when private.
+        installation's own token can write to it or see it at all when private. ``files``
+        as in ``commit``.
         """
+        self.store.init(full_name, default_branch)
+        self._add_repo(full_name, default_branch, installation_id, private, allow_auto_merge)
+        return self.commit(full_name, dict(files or {}), message, branch=default_branch)
+
+    def import_repository(
+        self,
+        full_name: str,
+        source: Path | str,
+        *,
+        refs: str | Sequence[str] | Mapping[str, str] = ("main",),
+        installation_id: int | None = None,
+        default_branch: str | None = None,
+        private: bool = False,
+        allow_auto_merge: bool = False,
+    ) -> dict[str, str]:
+        """Serve the existing local git repository ``source`` (a work tree or a git directory)
+        as ``full_name``, and return the refs created (full name → sha).
+
+        Nothing is copied: the stand-in borrows the source's object directory through
+        ``objects/info/alternates``, so importing a large history takes a few git processes.
+        Only the chosen ``refs`` exist in the stand-in: names of the source (a branch, tag,
+        full ref, or ``origin/x`` which becomes branch ``x``), or a mapping from a name or
+        commit of the source to the ref to create (a short name is a branch), e.g.
+        ``{"v1.0": "main"}`` to start ``main`` at an old release and replay from there with
+        ``set_ref``/``commit``. ``default_branch`` defaults to the first branch imported.
+
+        Afterwards it is served like a created repository; everything written to it (the
+        bot's blobs, trees, commits, refs) lands in the stand-in, never in the source. The
+        source must stay where it is, and a ``git gc --prune`` there may drop objects the
+        stand-in still uses. Any of the source's objects is readable by sha, imported ref or
+        not. The import emits no webhook: the repository has always been there. Raises
+        ValueError (with the reason) for a path that is not a git repository, a name the
+        source does not have, or a ``full_name`` already taken.
+        """
+        if full_name in self.repos:
+            raise ValueError(f"{full_name} already exists in the sandbox")
+        wanted: list[tuple[str, str | None]]
+        if isinstance(refs, Mapping):
+            wanted = list(refs.items())
+        else:
+            wanted = [(refs, None)] if isinstance(refs, str) else [(name, None) for name in refs]
+        plan = self.store.plan_import(Path(source), wanted)
+        branches = plan.branches()
+        default = default_branch or (branches[0] if branches else None)
+        if default is None or default not in branches:
+            raise ValueError(
+                f"the default branch {default!r} is not among the imported branches {branches}"
+            )
+        self.store.link(full_name, plan, default)
+        self._add_repo(full_name, default, installation_id, private, allow_auto_merge)
+        return dict(plan.refs)
+
+    def _add_repo(
+        self,
+        full_name: str,
+        default_branch: str,
+        installation_id: int | None,
+        private: bool,
+        allow_auto_merge: bool,
+    ) -> Repo:
         owner_login = full_name.split("/", 1)[0]
         owner = self.user(owner_login, kind="Organization")
         now = self.clock()
         repo = Repo(full_name, self.ids(), owner, default_branch, installation_id, now, now)
         repo.private = private
         repo.allow_auto_merge = allow_auto_merge
-        self.store.init(full_name, default_branch)
         self.repos[full_name] = repo
         if installation_id is not None and installation_id not in self.installations:
             self.installations[installation_id] = Installation(installation_id, owner, now)
-        return self.commit(full_name, dict(files or {}), message, branch=default_branch)
+        return repo
 
     def commit(
         self,
         full_name: str,
-        files: Mapping[str, str | None],
+        files: Mapping[str, FileContent | None],
         message: str,
         *,
         branch: str = "main",
@@ -250,22 +318,18 @@ class GitHubSandbox:
         when: datetime | None = None,
         pushed_by: str | None = None,
     ) -> str:
-        """Commit ``files`` on ``branch`` and push it (as the owner unless ``pushed_by``)."""
+        """Commit ``files`` on ``branch`` and push it (as the owner unless ``pushed_by``).
+
+        A value is ``str`` (UTF-8), ``bytes``, or a ``GitFile`` with a mode (executable,
+        symlink); None deletes the path, a file or a whole directory. All blobs and the
+        tree are written by a fixed number of git processes, however many files.
+        """
         repo = self.repo(full_name)
         ref = f"refs/heads/{branch}"
         before = self.store.get_ref(full_name, ref)
         parent = before or self.store.get_ref(full_name, f"refs/heads/{repo.default_branch}")
         base_tree = self.store.read_commit(full_name, parent).tree if parent else None
-        changes = [
-            TreeChange(
-                path,
-                "100644",
-                "blob",
-                None if text is None else self.store.hash_blob(full_name, text.encode()),
-            )
-            for path, text in files.items()
-        ]
-        tree = self.store.make_tree(full_name, base_tree, changes)
+        tree = self.store.write_files(full_name, base_tree, files)
         stamp = int(when.timestamp()) if when else int(self.clock())
         who = Identity(author[0], author[1], stamp)
         sha = self.store.commit_tree(full_name, tree, [parent] if parent else [], message, who, who)
@@ -347,11 +411,7 @@ class GitHubSandbox:
             creator=self.user(repo.owner.login),
         )
         self.checks.announce(repo, status, commit, self.checks.branches_at_sync(repo, commit.sha))
-        for issue in self.pulls_ops.auto_merge_ready(repo, commit.sha):
-            merged = self.checks.merge_one_sync(repo, issue)
-            if merged is not None:
-                pending = self.checks.finish_merge(repo, issue, *merged)
-                self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
+        self.land_ready_sync(repo, commit.sha)
         return self.json.status(repo, status, full=True)
 
     async def status_reported(self, repo: Repo, status: CommitStatus) -> None:
@@ -359,11 +419,80 @@ class GitHubSandbox:
         commit = await self.git(self.store.read_commit, repo.full_name, status.sha)
         branches = await self.git(self.checks.branches_at_sync, repo, status.sha)
         self.checks.announce(repo, status, commit, branches)
-        for issue in self.pulls_ops.auto_merge_ready(repo, status.sha):
+        await self.land_ready(repo, status.sha)
+
+    def land_ready_sync(self, repo: Repo, sha: str) -> None:
+        """Merge the auto-merge pulls at ``sha`` whose required checks (statuses or check
+        runs) all pass now: called whenever a status arrives or a check run completes."""
+        for issue in self.pulls_ops.auto_merge_ready(repo, sha):
+            merged = self.checks.merge_one_sync(repo, issue)
+            if merged is not None:
+                pending = self.checks.finish_merge(repo, issue, *merged)
+                self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
+
+    async def land_ready(self, repo: Repo, sha: str) -> None:
+        for issue in self.pulls_ops.auto_merge_ready(repo, sha):
             merged = await self.git(self.checks.merge_one_sync, repo, issue)
             if merged is not None:
                 pending = self.checks.finish_merge(repo, issue, *merged)
                 await self.emit_pull_events_async(repo, pending)
+
+    def report_check_run(
+        self,
+        full_name: str,
+        sha: str,
+        name: str,
+        *,
+        status: str = "queued",
+        conclusion: str | None = None,
+        app_slug: str = ACTIONS_SLUG,
+        details_url: str | None = None,
+        external_id: str | None = None,
+        title: str | None = None,
+        summary: str | None = None,
+    ) -> dict[str, Any]:
+        """An App (GitHub Actions unless ``app_slug``) creates a check run on ``sha``.
+
+        A ``conclusion`` completes it. Emits ``check_run`` ``created`` (and ``completed``
+        when born completed); a completed run may complete an auto-merge. GitHub's
+        refusals (no conclusion for ``completed``, ...) raise ValueError.
+        """
+        repo = self.repo(full_name)
+        commit = self.store.read_commit(full_name, sha)
+        fields = CheckRunFields(
+            name=name,
+            status=status,
+            conclusion=conclusion,
+            details_url=details_url,
+            external_id=external_id,
+            title=title,
+            summary=summary,
+        )
+        return self.check_runs.report_sync(repo, app_slug, commit.sha, fields)
+
+    def update_check_run(
+        self,
+        full_name: str,
+        check_run_id: int,
+        *,
+        status: str | None = None,
+        conclusion: str | None = None,
+        name: str | None = None,
+        details_url: str | None = None,
+        title: str | None = None,
+        summary: str | None = None,
+    ) -> dict[str, Any]:
+        """The run's App changes it (a ``conclusion`` completes it: emits ``check_run``
+        ``completed`` and may complete an auto-merge). Refusals raise ValueError."""
+        fields = CheckRunFields(
+            name=name,
+            status=status,
+            conclusion=conclusion,
+            details_url=details_url,
+            title=title,
+            summary=summary,
+        )
+        return self.check_runs.update_sync(self.repo(full_name), check_run_id, fields)
 
     def merge_pull(self, full_name: str, number: int, *, by: str = "maintainer") -> str:
         repo = self.repo(full_name)
@@ -453,6 +582,21 @@ class GitHubSandbox:
         )
         return review_json
 
+    def dismiss_review(
+        self, full_name: str, number: int, review_id: int, message: str, *, by: str | None = None
+    ) -> dict[str, Any]:
+        """Someone with write access (the owner unless ``by``) dismisses a review: it turns
+        DISMISSED and ``pull_request_review`` ``dismissed`` is emitted. Refusals (a
+        commented or already dismissed review, no write access) raise ValueError."""
+        repo = self.repo(full_name)
+        issue = repo.issues[number]
+        dismisser = self.user(by or repo.owner.login)
+        try:
+            return self.pulls_ops.dismiss_review(repo, issue, review_id, message, dismisser)
+        except ApiError as error:
+            detail = ", ".join(map(str, error.errors or [])) or error.message
+            raise ValueError(f"review {review_id}: {detail}") from error
+
     def add_comment(self, repo: Repo, issue: Issue, user: User, body: str) -> Comment:
         now = self.clock()
         comment = Comment(self.ids(), repo.full_name, issue.number, user, body, now, now)
@@ -476,7 +620,7 @@ class GitHubSandbox:
         return self.json.comment(repo, comment)
 
     async def push_commit(
-        self, full_name: str, files: Mapping[str, str | None], message: str, **kw: Any
+        self, full_name: str, files: Mapping[str, FileContent | None], message: str, **kw: Any
     ) -> str:
         """Commit like a developer pushing, and wait until its ``push`` webhook is delivered."""
         sha = self.commit(full_name, files, message, **kw)

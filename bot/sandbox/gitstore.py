@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
-import tempfile
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 ZERO_SHA = "0" * 40
 EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _IDENT_RE = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<ts>-?\d+) (?P<tz>[+-]\d{4})$")
+REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
+FILE_MODES = (REGULAR, EXECUTABLE, SYMLINK)
 
 
 class GitError(Exception):
@@ -28,6 +32,38 @@ class GitError(Exception):
 
 def is_sha(value: str) -> bool:
     return bool(_SHA_RE.match(value))
+
+
+@dataclass(frozen=True)
+class GitFile:
+    """A file's bytes and mode; plain ``str`` (UTF-8) and ``bytes`` setup values mean 100644."""
+
+    data: bytes
+    mode: str = REGULAR
+
+    def __post_init__(self) -> None:
+        if self.mode not in FILE_MODES:
+            raise ValueError(f"file mode {self.mode!r} is not one of {', '.join(FILE_MODES)}")
+
+    @classmethod
+    def executable(cls, content: str | bytes) -> GitFile:
+        return cls(_as_bytes(content), EXECUTABLE)
+
+    @classmethod
+    def symlink(cls, target: str) -> GitFile:
+        """A symbolic link: git stores the target path as the blob's content."""
+        return cls(target.encode(), SYMLINK)
+
+
+FileContent: TypeAlias = str | bytes | GitFile
+
+
+def _as_bytes(content: str | bytes) -> bytes:
+    return content.encode() if isinstance(content, str) else content
+
+
+def as_git_file(content: FileContent) -> GitFile:
+    return content if isinstance(content, GitFile) else GitFile(_as_bytes(content))
 
 
 @dataclass(frozen=True)
@@ -76,6 +112,32 @@ class FileDiff:
     previous_filename: str | None
 
 
+@dataclass(frozen=True)
+class ImportPlan:
+    """What importing an existing repository will serve: its object directory and the refs
+    to create in the stand-in (full ref name → object), in the order asked."""
+
+    objects: Path
+    shallow: Path | None
+    refs: dict[str, str]
+
+    def branches(self) -> list[str]:
+        return [
+            ref.removeprefix("refs/heads/") for ref in self.refs if ref.startswith("refs/heads/")
+        ]
+
+
+def _fast_import_path(path: str) -> bytes:
+    """``path`` as fast-import reads it: C-quoted only when it must be (see git-fast-import)."""
+    parts = path.split("/")
+    if any(part in ("", ".", "..", ".git") for part in parts):
+        raise GitError(f"invalid path {path!r}")  # as git's index refuses it
+    if path.startswith('"') or "\n" in path:
+        escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{escaped}"'.encode()
+    return path.encode()
+
+
 def _parse_identity(value: str) -> Identity:
     match = _IDENT_RE.match(value)
     if match is None:
@@ -119,6 +181,10 @@ class GitStore:
             "GIT_TERMINAL_PROMPT": "0",
             "LC_ALL": "C",
             "TZ": "UTC",
+            # fast-import frees a buffer per blob; at glibc's default trim threshold each
+            # free gives the memory back (a brk call each way), and importing thousands of
+            # files took ten times longer. Other C libraries ignore the variable.
+            "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=8388608",
         }
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -135,8 +201,18 @@ class GitStore:
         env: Mapping[str, str] | None = None,
         ok_codes: Iterable[int] = (0,),
     ) -> subprocess.CompletedProcess[bytes]:
+        return self._run(self.path(full_name), *args, stdin=stdin, env=env, ok_codes=ok_codes)
+
+    def _run(
+        self,
+        git_dir: Path,
+        *args: str,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        ok_codes: Iterable[int] = (0,),
+    ) -> subprocess.CompletedProcess[bytes]:
         proc = subprocess.run(
-            ["git", "--git-dir", str(self.path(full_name)), *args],
+            ["git", "--git-dir", str(git_dir), *args],
             input=stdin,
             capture_output=True,
             env={**self._env, **(env or {})},
@@ -192,6 +268,23 @@ class GitStore:
     def hash_blob(self, full_name: str, data: bytes) -> str:
         return self._out(full_name, "hash-object", "-w", "--stdin", stdin=data)
 
+    def write_files(
+        self, full_name: str, base_tree: str | None, files: Mapping[str, FileContent | None]
+    ) -> str:
+        """The tree of ``base_tree`` with ``files`` written; None deletes a file or directory."""
+        blobs: list[bytes] = []
+        edits: list[bytes] = []
+        for path, content in files.items():
+            if content is None:
+                edits.append(b"D %s\n" % _fast_import_path(path))
+                continue
+            file = as_git_file(content)
+            blobs.append(file.data)
+            edits.append(
+                b"M %s :%d %s\n" % (file.mode.encode(), len(blobs), _fast_import_path(path))
+            )
+        return self._fast_tree(full_name, base_tree, blobs, edits)
+
     def read_blob(self, full_name: str, sha: str) -> bytes:
         return self._git(full_name, "cat-file", "blob", sha).stdout
 
@@ -242,48 +335,52 @@ class GitStore:
     def make_tree(
         self, full_name: str, base_tree: str | None, changes: Sequence[TreeChange]
     ) -> str:
-        """Apply ``changes`` (nested paths allowed) on top of ``base_tree`` with a private index."""
-        with tempfile.TemporaryDirectory(prefix="sandbox-index-") as tmp:
-            # update-index refuses to run without a work tree even for index-only edits;
-            # an empty scratch directory satisfies it and is never read.
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_WORK_TREE": tmp}
-            if base_tree:
-                self._git(full_name, "read-tree", base_tree, env=env)
-            else:
-                self._git(full_name, "read-tree", "--empty", env=env)
-            for change in changes:
-                self._remove_path(full_name, change.path, env)
-                if change.sha is None:
-                    continue
-                if change.type == "tree":
-                    self._git(
-                        full_name, "read-tree", f"--prefix={change.path}/", change.sha, env=env
-                    )
-                else:
-                    self._git(
-                        full_name,
-                        "update-index",
-                        "--add",
-                        "--cacheinfo",
-                        f"{change.mode},{change.sha},{change.path}",
-                        env=env,
-                    )
-            return self._out(full_name, "write-tree", env=env)
+        """Apply ``changes`` (nested paths allowed) on top of ``base_tree``."""
+        edits = [
+            b"D %s\n" % _fast_import_path(c.path)
+            if c.sha is None
+            else b"M %s %s %s\n" % (c.mode.encode(), c.sha.encode(), _fast_import_path(c.path))
+            for c in changes
+        ]
+        return self._fast_tree(full_name, base_tree or None, [], edits)
 
-    def _remove_path(self, full_name: str, path: str, env: Mapping[str, str]) -> None:
-        # A path may name a file or a whole directory: drop every index entry under it.
-        listed = self._git(full_name, "ls-files", "-z", "--", path, env=env).stdout.decode()
-        names = [name for name in listed.split("\0") if name]
-        if names:
-            self._git(
-                full_name,
-                "update-index",
-                "--force-remove",
-                "-z",
-                "--stdin",
-                stdin="".join(f"{n}\0" for n in names).encode(),
-                env=env,
-            )
+    def _fast_tree(
+        self, full_name: str, base_tree: str | None, blobs: Sequence[bytes], edits: Sequence[bytes]
+    ) -> str:
+        """Write ``blobs`` (marks 1..n) and the tree of ``edits`` on ``base_tree`` in one
+        ``git fast-import``, however many files: not a process per file.
+
+        fast-import builds trees only inside a commit, so the edits go into a scratch commit
+        whose root tree ``ls`` reports; the ``reset`` without ``from`` deletes its ref again.
+        Its edits mean what GitHub's do: ``D`` drops a file or a whole directory, a file
+        replaces a directory in its place (and a directory a file in its way), only the
+        touched directories are read from ``base_tree``. Everything lands in one pack
+        (loose objects below ``fastimport.unpackLimit``, 100): on 4,439 files, 0.05 s
+        against 0.27 s for an index and ``write-tree``, which writes each tree loose.
+        """
+        scratch = f"refs/sandbox-scratch/{uuid.uuid4().hex}"
+        stream = [
+            part
+            for mark, data in enumerate(blobs, 1)
+            for part in (b"blob\nmark :%d\ndata %d\n" % (mark, len(data)), data, b"\n")
+        ]
+        stream.append(f"commit {scratch}\ncommitter sandbox <sandbox> 0 +0000\ndata 0\n".encode())
+        if base_tree is not None:
+            stream.append(f'M 040000 {base_tree} ""\n'.encode())
+        stream.extend(edits)
+        stream.append(f'ls ""\n\nreset {scratch}\n\ndone\n'.encode())
+        out = self._git(
+            full_name,
+            "fast-import",
+            "--quiet",
+            "--done",  # a stream cut short fails instead of importing half
+            "--cat-blob-fd=1",  # where ls answers
+            stdin=b"".join(stream),
+        ).stdout.decode()
+        mode, kind, sha = out.split("\t", 1)[0].split(" ")
+        if (mode, kind) != ("040000", "tree"):
+            raise GitError(f"fast-import did not report a tree: {out!r}")
+        return sha
 
     def commit_tree(
         self,
@@ -327,6 +424,119 @@ class GitStore:
         return (
             self._git(full_name, "update-ref", "-d", ref, old, ok_codes=(0, 1, 128)).returncode == 0
         )
+
+    # -- importing an existing repository ---------------------------------------------------
+
+    def plan_import(self, source: Path, wanted: Sequence[tuple[str, str | None]]) -> ImportPlan:
+        """Check ``source`` and resolve each ``(name, target)`` in it; ValueError says why not.
+
+        ``name`` is a branch, tag, full ref or commit of the source; ``target`` the ref to
+        create (a short name is a branch), or None for the same ref (a remote-tracking
+        ``origin/x`` becomes branch ``x``). Nothing is written: a refused import leaves
+        no half-made stand-in behind.
+        """
+        git_dir = self._source_git_dir(source)
+        out = (
+            self._run(
+                git_dir,
+                "rev-parse",
+                "--show-object-format",
+                "--git-path",
+                "objects",
+                "--git-path",
+                "shallow",
+            )
+            .stdout.decode()
+            .splitlines()
+        )
+        object_format, objects, shallow = out[0], Path(out[1]), Path(out[2])
+        if object_format != "sha1":
+            # The stand-in's repositories are SHA-1; alternates cannot mix object formats.
+            raise ValueError(f"cannot import {source}: its objects are {object_format}, not sha1")
+        refs: dict[str, str] = {}
+        for name, target in wanted:
+            ref, sha = self._source_ref(source, git_dir, name, target)
+            if ref in refs:
+                raise ValueError(f"cannot import {source}: {ref} is asked for twice")
+            refs[ref] = sha
+        return ImportPlan(objects, shallow if shallow.is_file() else None, refs)
+
+    def link(self, full_name: str, plan: ImportPlan, default_branch: str) -> None:
+        """A new stand-in serving ``plan``: the source's object directory is borrowed through
+        ``objects/info/alternates`` (nothing copied), the refs are written in one process,
+        and whatever git writes afterwards lands here, never in the source."""
+        self.init(full_name, default_branch)
+        path = self.path(full_name)
+        try:
+            info = path / "objects" / "info"
+            info.mkdir(parents=True, exist_ok=True)
+            (info / "alternates").write_text(f"{plan.objects}\n")
+            if plan.shallow is not None:
+                # Without the source's shallow boundary a history walk hits missing parents.
+                shutil.copyfile(plan.shallow, path / "shallow")
+            commands = "".join(f"create {ref} {sha}\n" for ref, sha in plan.refs.items())
+            self._git(full_name, "update-ref", "--stdin", stdin=commands.encode())
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)
+            raise
+
+    def _source_git_dir(self, source: Path) -> Path:
+        path = Path(os.path.abspath(source.expanduser()))
+        if not path.is_dir():
+            raise ValueError(f"cannot import {source}: no such directory")
+        # An explicit --git-dir: git never walks up into a parent repository, and a work
+        # tree's .git (a directory, or a file for a linked work tree) is found here.
+        candidate = path / ".git" if (path / ".git").exists() else path
+        proc = self._run(candidate, "rev-parse", "--absolute-git-dir", ok_codes=(0, 128))
+        if proc.returncode != 0:
+            raise ValueError(
+                f"cannot import {source}: not a git repository "
+                "(neither a work tree with a .git nor a git directory)"
+            )
+        return Path(proc.stdout.decode().strip())
+
+    def _source_ref(
+        self, source: Path, git_dir: Path, name: str, target: str | None
+    ) -> tuple[str, str]:
+        """``(ref to create, object it points at)`` for ``name`` of the source."""
+        commit = (
+            self._source_rev(git_dir, f"{name}^{{commit}}") if name[:1] not in ("", "-") else None
+        )
+        if commit is None:
+            branches = (
+                self._run(
+                    git_dir,
+                    "for-each-ref",
+                    "--count=10",
+                    "--format=%(refname:short)",
+                    "refs/heads/",
+                )
+                .stdout.decode()
+                .split()
+            )
+            raise ValueError(
+                f"cannot import {source}: no branch, tag or commit {name!r} there "
+                f"(branches: {', '.join(branches) or 'none'})"
+            )
+        full = self._source_rev(git_dir, "--symbolic-full-name", name)
+        if target is not None:
+            ref = target if target.startswith("refs/") else f"refs/heads/{target}"
+        elif full is None:
+            raise ValueError(
+                f"cannot import {source}: {name!r} is a commit, not a ref; "
+                f"name the branch to create for it, e.g. refs={{{name!r}: 'main'}}"
+            )
+        elif full.startswith("refs/remotes/"):
+            ref = "refs/heads/" + full.split("/", 3)[3]
+        else:
+            ref = full
+        # Branches must point at commits; other refs keep what they point at (a tag object).
+        value = commit if ref.startswith("refs/heads/") else self._source_rev(git_dir, name)
+        return ref, value or commit
+
+    def _source_rev(self, git_dir: Path, *args: str) -> str | None:
+        proc = self._run(git_dir, "rev-parse", "--verify", "--quiet", *args, ok_codes=(0, 1, 128))
+        return (proc.stdout.decode().strip() or None) if proc.returncode == 0 else None
 
     # -- history ----------------------------------------------------------------------------
 

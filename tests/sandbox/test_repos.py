@@ -133,3 +133,29 @@ async def test_invalid_request_body_is_422_and_a_violation(
     answer = await raw("POST", f"/repos/{REPO}/git/commits", {"message": "no tree"})
     assert answer.status == 422
     assert sandbox.violations
+
+
+async def test_compare_pages_commits_oldest_first_with_files_on_page_one(
+    sandbox: GitHubSandbox, raw: RawApi
+) -> None:
+    base = sandbox.head(REPO)
+    for n in range(5):
+        sandbox.commit(REPO, {f"p{n}.txt": str(n)}, f"commit {n}")
+    url = f"/repos/{REPO}/compare/{base}...main"
+    first = await raw("GET", f"{url}?per_page=2")
+    assert [c["commit"]["message"].strip() for c in first.body["commits"]] == [
+        "commit 0",
+        "commit 1",
+    ]
+    assert first.body["total_commits"] == 5
+    assert len(first.body["files"]) == 5
+    assert 'rel="next"' in first.headers["Link"]
+    assert "page=3" in first.headers["Link"]
+    last = await raw("GET", f"{url}?per_page=2&page=3")
+    assert [c["commit"]["message"].strip() for c in last.body["commits"]] == ["commit 4"]
+    assert last.body["files"] == []  # the comparison's files come with the first page only
+    assert 'rel="prev"' in last.headers["Link"]
+    whole = await raw("GET", url)
+    assert len(whole.body["commits"]) == 5
+    assert "Link" not in whole.headers
+    assert sandbox.violations == []
