@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import os
 import sys
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 EXIT_USAGE = 2
+DISTRIBUTION = "followup-bot"
 DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 DATABASE_VARIABLE = "FOLLOWUP_BOT_DATABASE"
 DEFAULT_DATABASE = "followup-bot.sqlite3"
@@ -37,11 +39,20 @@ def _positive(text: str) -> int:
     return value
 
 
+def version() -> str:
+    """The installed distribution's version (the one pyproject.toml names)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="followup-bot",
         description="Follow-up work for vLLM's CI migrations, as a GitHub App.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands.add_parser(

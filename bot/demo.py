@@ -28,12 +28,26 @@ from bot.sandbox.buildkite_server import BuildkiteSandbox
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.github_server import GitHubSandbox
 from bot.sandbox.harness import harness
-
-UPSTREAM = "vllm-project/flash-attention"
-DOWNSTREAM = "vllm-project/vllm"
-PIN_FILE = "cmake/external_projects/vllm_flash_attn.cmake"
-UPSTREAM_INSTALLATION = 7001
-DOWNSTREAM_INSTALLATION = 7002
+from bot.sandbox.vllm_shapes import (
+    ABI_CHECK_FILE,
+    ALLOWLIST,
+    ALLOWLIST_CONFIG,
+    AUDIT_STEP,
+    CONFIG,
+    DOWNSTREAM,
+    DOWNSTREAM_INSTALLATION,
+    FA3_ENTRY,
+    LANDING_CONFIG,
+    PIN_FILE,
+    PIN_TEMPLATE,
+    PIPELINE,
+    STATUS_CONTEXT,
+    UPSTREAM,
+    UPSTREAM_INSTALLATION,
+    abi_check,
+    buildkite_log,
+    stale_line,
+)
 
 FAILED_NO_PR = "demo failed: the bot opened no bump PR (see the log above)"
 FAILED_NOT_LANDED = "demo failed: the approved bump PR was not merged (see the log above)"
@@ -42,101 +56,7 @@ MAINTAINER = "maintainer"
 RETRY_COMMAND = '@bot retry-flaky --reason "H100 agent went away"'
 FAILED_NO_PRUNE = "demo failed: the bump PR still allowlists {entry!r} (see the log above)"
 FAILED_WRONG_PIN = "demo failed: the bump branch pins {found!r}, expected {expected!r}"
-
-CONFIG = f"""\
-handle: bot
-pins:
-  - name: flash-attention
-    upstream: {UPSTREAM}
-    branch: main
-    file: {PIN_FILE}
-    dependency: vllm-flash-attn
-    owns: ["vllm_flash_attn/*"]
-"""
-
-ABI_CHECK_FILE = ".buildkite/check-torch-abi.py"
-STATUS_CONTEXT = "buildkite/ci"
-LANDING_CONFIG = "landing:\n  labels_on_approval: [ready]\n  merge_method: squash\n"
 _BRANCH = "followup-bot/bump/flash-attention"
-AUDIT_STEP = "torch-stable-abi-audit"
-PIPELINE = "ci"
-FA3_ENTRY = "vllm_flash_attn/_vllm_fa3_C.abi3.so"
-ALLOWLIST = (FA3_ENTRY, "third_party/deep_gemm/_C*.so", "_rocm_C.abi3.so")
-ALLOWLIST_CONFIG = f"""\
-allowlist:
-  file: {ABI_CHECK_FILE}
-  audit_step: {AUDIT_STEP}
-buildkite:
-  organization: vllm
-  pipelines: [{PIPELINE}]
-"""
-ABI_CHECK = '''"""Audit vLLM's compiled extensions for the PyTorch stable ABI."""
-
-import sys
-
-# Temporary allowlist of extensions not yet on the stable ABI.
-# Shrink and remove over time.
-ALLOWED_UNSTABLE_LIBRARIES: tuple[str, ...] = (
-{entries})
-
-
-def main() -> int:
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
-
-
-def abi_check(*entries: str) -> str:
-    """The audit script with this allowlist, laid out as ruff formats it (one per line)."""
-    return ABI_CHECK.format(entries="".join(f'    "{entry}",\n' for entry in entries))
-
-
-def buildkite_log(*lines: str) -> bytes:
-    """A raw Buildkite log: a timestamp marker before each line, colours, CRLF."""
-    body = [
-        "~~~ Running commands",
-        f"$ python3 {ABI_CHECK_FILE}",
-        *(f"\x1b[31m{line}\x1b[0m" for line in lines),
-    ]
-    return "".join(
-        f"\x1b_bk;t={1_754_000_000_000 + i}\x07{line}\r\n" for i, line in enumerate(body)
-    ).encode()
-
-
-def stale_line(*patterns: str) -> str:
-    return "Not allowed: stale ALLOWED_UNSTABLE_LIBRARIES entries: " + ", ".join(patterns)
-
-
-PIN_TEMPLATE = """\
-include(FetchContent)
-
-# To build against a local checkout, set VLLM_FLASH_ATTN_SRC_DIR.
-if(DEFINED ENV{{VLLM_FLASH_ATTN_SRC_DIR}})
-  set(VLLM_FLASH_ATTN_SRC_DIR $ENV{{VLLM_FLASH_ATTN_SRC_DIR}})
-endif()
-
-if(VLLM_FLASH_ATTN_SRC_DIR)
-  FetchContent_Declare(
-          vllm-flash-attn SOURCE_DIR
-          ${{VLLM_FLASH_ATTN_SRC_DIR}}
-          BINARY_DIR ${{CMAKE_BINARY_DIR}}/vllm-flash-attn
-  )
-else()
-  FetchContent_Declare(
-          vllm-flash-attn
-          GIT_REPOSITORY https://github.com/vllm-project/flash-attention.git
-          GIT_TAG {sha}
-          GIT_PROGRESS TRUE
-          # Don't share the vllm-flash-attn build between build types
-          BINARY_DIR ${{CMAKE_BINARY_DIR}}/vllm-flash-attn
-  )
-endif()
-
-FetchContent_MakeAvailable(vllm-flash-attn)
-"""
 
 UPSTREAM_HISTORY = (
     ("hopper/flash_api.cpp", "// FA3 entry points\n", "Add FA3 hopper entry points (#160)"),

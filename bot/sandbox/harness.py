@@ -24,6 +24,7 @@ from bot.sandbox.github_server import GitHubSandbox
 from bot.sandbox.keys import generate_app_key
 from bot.services import Services
 from bot.settings import Settings
+from bot.store import DeliveryRecord, DeliveryStatus
 
 APP_ID = "424242"
 BUILDKITE_ORG = "vllm"
@@ -35,6 +36,22 @@ SETTLE_TIMEOUT = 60.0
 def app_key() -> tuple[str, str]:
     """One RSA key pair per process: generating one costs tens of milliseconds."""
     return generate_app_key()
+
+
+FAILURES_LISTED = 1000
+
+
+def _failure_key(record: DeliveryRecord) -> tuple[str, str]:
+    return record.delivery.delivery_id, record.last_error or ""
+
+
+class HandlerFailures(AssertionError):
+    """Deliveries the bot recorded failed: each id, event and the reason it gave."""
+
+    def __init__(self, records: list[DeliveryRecord]) -> None:
+        self.records = records
+        lines = [f"{r.delivery.delivery_id} ({r.delivery.event}): {r.last_error}" for r in records]
+        super().__init__(f"{len(records)} delivery(ies) failed:\n" + "\n".join(lines))
 
 
 @dataclass
@@ -84,6 +101,8 @@ class Harness:
     buildkite: BuildkiteSandbox | None = None
     # Rate-limit waits the bot's clients asked for: recorded, not slept, so tests stay fast.
     waits: list[float] = field(default_factory=list)
+    # Failed deliveries settle() has reported already: (delivery id, reason).
+    _reported: set[tuple[str, str]] = field(default_factory=set)
 
     async def _record_wait(self, seconds: float) -> None:
         self.waits.append(seconds)
@@ -101,13 +120,33 @@ class Harness:
             raise RuntimeError("the bot is not running")
         return self.bot
 
-    async def settle(self) -> None:
+    async def settle(self, *, expect_failures: bool = False) -> list[DeliveryRecord]:
         """Until quiet: deliver what GitHub emitted, let the bot finish, repeat.
 
         The bot's own writes make GitHub emit more webhooks (a push to the bump
         branch, ``pull_request.opened``), so one round is not always enough.
-        """
 
+        Deliveries the bot recorded failed since the last settle (a handler raised
+        and the inbox gave up) raise ``HandlerFailures``, so a bug is a test failure
+        and not a line in a log; with ``expect_failures`` they are returned instead.
+        """
+        await self._until_quiet()
+        failed = await self._new_failures()
+        if failed and not expect_failures:
+            raise HandlerFailures(failed)
+        return failed
+
+    async def _new_failures(self) -> list[DeliveryRecord]:
+        if self.bot is None:
+            return []
+        records = await self.bot.services.store.list_deliveries(
+            DeliveryStatus.FAILED, limit=FAILURES_LISTED
+        )
+        new = [r for r in records if _failure_key(r) not in self._reported]
+        self._reported.update(_failure_key(r) for r in new)
+        return sorted(new, key=lambda r: r.delivery.received_at)
+
+    async def _until_quiet(self) -> None:
         async def delivered() -> int:
             await self.sandbox.flush()
             if self.buildkite is not None:

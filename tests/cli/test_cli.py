@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.demo import CONFIG, PIN_FILE, PIN_TEMPLATE
+from bot.sandbox.vllm_shapes import CONFIG, PIN_FILE, PIN_TEMPLATE
 
 OLD = "1" * 40
 NEW = "2" * 40
@@ -75,3 +75,13 @@ def test_usage_errors_exit_2() -> None:
     with pytest.raises(SystemExit) as exc:
         main(["plan", "bump", "--repo", "."])
     assert exc.value.code == 2
+
+
+def test_version_is_the_distributions(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.metadata
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    expected = importlib.metadata.version("followup-bot")
+    assert capsys.readouterr().out == f"followup-bot {expected}\n"

@@ -6,8 +6,8 @@ from typing import Any
 
 from bot import allowlist_text, bump_text
 from bot.allowlist import read_allowlist
-from bot.demo import DOWNSTREAM
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.conftest import (
     ABI_CHECK_FILE,
     DEEP_GEMM,

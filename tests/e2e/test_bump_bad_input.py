@@ -9,8 +9,8 @@ import json
 import aiohttp
 
 from bot import bump
-from bot.demo import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.store import DeliveryStatus
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream, writes
@@ -104,11 +104,10 @@ async def test_malformed_payload_fails_permanently_and_service_keeps_serving(
     await env.start()
     # signed correctly, but not a payload GitHub sends (the stand-in would refuse to send it)
     status = await post_signed(env, "push", {"ref": "refs/heads/main"}, "bad-1")
-    await env.settle()
-    record = await env.running.services.store.get_delivery("bad-1")
+    [record] = await env.settle(expect_failures=True)
 
     assert status == 202
-    assert record is not None
+    assert record.delivery.delivery_id == "bad-1"
     assert record.status is DeliveryStatus.FAILED
     assert "payload has no repository.full_name" in str(record.last_error)
     await merge_upstream(env, 1)  # still serving

@@ -14,9 +14,9 @@ import collections
 import pytest
 
 from bot import bump_text
-from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from bot.reconcile import enqueue_tick
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import BRANCH, bump_pulls, merge_upstream
 

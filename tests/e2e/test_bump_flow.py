@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot import bump_text
-from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.reconcile import enqueue_tick
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.sources import RECONCILE_EVENT
 from tests.e2e.conftest import seed
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot import bump, bump_text
-from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
 

@@ -17,8 +17,8 @@ import pytest
 
 from bot.allowlist import read_allowlist
 from bot.allowlist_text import STALE_BRANCH
-from bot.demo import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, PIPELINE, UPSTREAM
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, PIPELINE, UPSTREAM
 from tests.e2e.conftest import (
     ABI_CHECK_FILE,
     DEEP_GEMM,

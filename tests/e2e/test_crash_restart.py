@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from bot import bump_text
-from bot.demo import DOWNSTREAM, PIN_FILE, UPSTREAM
 from bot.sandbox.harness import Harness, app_key
+from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, UPSTREAM
 from tests.e2e.conftest import seed
 
 READY_MARK = b"Running on"

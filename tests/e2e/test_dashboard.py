@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.dashboard import DASHBOARD_TITLE, MARKER
-from bot.demo import CONFIG, DOWNSTREAM
 from bot.reconcile import enqueue_tick
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import merge_upstream
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from bot import retry_text
-from bot.demo import CONFIG, PIPELINE
 from bot.flaky import EVIDENCE_EXPIRED
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import CONFIG, PIPELINE
 from tests.e2e.test_landing import (
     BRANCH,
     BUILDKITE,

@@ -6,12 +6,12 @@ from typing import Any
 
 from bot import bump, bump_text, landing_text
 from bot.bump import pin_key
-from bot.demo import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
 from bot.landing_rules import LANDING_KIND
 from bot.reconcile import enqueue_tick
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.github_state import Label
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
 from tests.e2e.conftest import seed
 
 PIN = "flash-attention"

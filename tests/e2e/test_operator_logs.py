@@ -7,9 +7,10 @@ import logging
 
 import pytest
 
-from bot.demo import DOWNSTREAM
 from bot.reconcile import enqueue_tick
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM
+from bot.sources import RECONCILE_EVENT
 from tests.e2e.conftest import seed
 
 MAX_ATTEMPTS = 3
@@ -30,8 +31,10 @@ async def test_an_unreachable_github_costs_one_line_per_attempt(
     caplog.clear()
 
     await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1000.0, 300.0)
-    await env.settle()
+    failed = await env.settle(expect_failures=True)
 
+    assert failed
+    assert all(r.delivery.event == RECONCILE_EVENT for r in failed)
     lines = bot_records(caplog)
     attempts = [r for r in lines if "attempt" in r.getMessage() and "reconcile" in r.getMessage()]
     assert len(attempts) == MAX_ATTEMPTS  # one line each, the last one "failed"
@@ -54,8 +57,9 @@ async def test_a_bugs_traceback_is_logged_once(
     caplog.clear()
 
     await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1000.0, 300.0)
-    await env.settle()
+    failed = await env.settle(expect_failures=True)
 
+    assert any("ZeroDivisionError: a bug" in str(r.last_error) for r in failed)
     with_traceback = [r for r in bot_records(caplog) if r.exc_info is not None]
     assert len(with_traceback) == 1
     assert "ZeroDivisionError: a bug" in with_traceback[0].getMessage()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot import bump, bump_text, neutralise
-from bot.demo import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream, writes
 

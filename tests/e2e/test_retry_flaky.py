@@ -8,9 +8,9 @@ import aiohttp
 
 from bot import neutralise, retry_text
 from bot.buildkite import BuildkiteClient, BuildkiteConfig
-from bot.demo import CONFIG, DOWNSTREAM, PIPELINE
 from bot.sandbox.buildkite_state import JobSpec
 from bot.sandbox.harness import BUILDKITE_TOKEN, Harness
+from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
 from tests.e2e.conftest import seed
 
 REPO_URL = f"https://github.com/{DOWNSTREAM}.git"

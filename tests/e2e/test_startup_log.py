@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from bot.demo import DOWNSTREAM
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM
 
 
 async def test_start_up_logs_one_summary_line(

@@ -17,12 +17,12 @@ import pytest
 
 from bot import bump
 from bot.app import DEFAULT_ROUTERS
-from bot.demo import DOWNSTREAM
 from bot.dispatch import build_dispatcher
 from bot.errors import PermanentError
 from bot.sandbox.buildkite_webhooks import signature_header
 from bot.sandbox.github_webhooks import sign
 from bot.sandbox.harness import Harness
+from bot.sandbox.vllm_shapes import DOWNSTREAM
 from bot.sources import (
     BUILD_FINISHED,
     RECONCILE_EVENT,
