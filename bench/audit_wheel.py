@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.abi import DEFAULT_VARIABLE, audit_directory
-from bot.abi_wheel import extract_libraries
-from bot.allowlist import read_allowlist
+from bot.abi.judge import DEFAULT_VARIABLE, audit_directory
+from bot.abi.wheel import extract_libraries
+from bot.edit.allowlist import read_allowlist
 
 
 def _peak_rss_mb(who: int) -> float:

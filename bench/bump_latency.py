@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.reconcile import enqueue_tick
-from bot.sandbox.github_server import RecordedRequest
-from bot.sandbox.harness import Harness, harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
+from bot.service.reconcile import enqueue_tick
+from sandbox.github_server import RecordedRequest
+from sandbox.harness import Harness, harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 PR_WRITES = {"pulls/create", "pulls/update"}

@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.sandbox.github_server import GitHubSandbox
-from bot.sandbox.gitstore import GitStore, TreeChange
-from bot.sandbox.keys import generate_app_key
+from sandbox.github_server import GitHubSandbox
+from sandbox.gitstore import GitStore, TreeChange
+from sandbox.keys import generate_app_key
 
 REPO = "bench/files"
 # The same isolation from the machine's git configuration as GitStore's own.

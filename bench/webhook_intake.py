@@ -3,7 +3,7 @@
 Two servers run as child processes on loopback, one after the other, under the
 same load from this process:
 
-- ``intake``: the real service (``bot.app.create_app``): signature check,
+- ``intake``: the real service (``bot.service.app.create_app``): signature check,
   dedupe, durable write to the SQLite inbox, 202; its workers drain the inbox
   meanwhile (the event has no handler, so the cost is the inbox's own);
 - ``bare``: an aiohttp handler that reads the body and answers 202.
@@ -64,9 +64,9 @@ def serve(kind: str, port: int, workdir: Path) -> None:
         app = web.Application()
         app.router.add_post("/webhooks/github", bare)
     else:
-        from bot.app import create_app
-        from bot.sandbox.keys import generate_app_key
-        from bot.settings import Settings
+        from bot.service.app import create_app
+        from bot.service.settings import Settings
+        from sandbox.keys import generate_app_key
 
         private_key, _ = generate_app_key()
         settings = Settings(

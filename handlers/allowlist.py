@@ -15,17 +15,19 @@ from pathlib import Path
 from gidgethub import routing, sansio
 from gidgethub.abc import GitHubAPI
 
-from bot import allowlist_flow, bump, bump_text
-from bot.abi import audit_wheel
-from bot.allowlist_flow import FlowContext
-from bot.changes import Repo
-from bot.dashboard import record_allowlist_evidence
-from bot.errors import PermanentError
-from bot.payload import field
-from bot.repo_config import AllowlistConfig
-from bot.services import Services
-from bot.sources import BUILD_FINISHED, RECONCILE_EVENT
-from bot.wheels import fetch_wheel, wheel_url
+from bot.abi.judge import audit_wheel
+from bot.allowlist import flow as allowlist_flow
+from bot.allowlist.flow import FlowContext
+from bot.buildkite.wheels import fetch_wheel, wheel_url
+from bot.config.schema import AllowlistConfig
+from bot.dashboard.flow import record_allowlist_evidence
+from bot.github.changes import Repo
+from bot.pins import bump
+from bot.pins import text as bump_text
+from bot.service.errors import PermanentError
+from bot.service.payload import field
+from bot.service.services import Services
+from bot.service.sources import BUILD_FINISHED, RECONCILE_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()

@@ -1,7 +1,7 @@
 """Upstream merged → one bump PR per pin; reconcile ticks heal missed webhooks.
 
 Every trigger is just a reason to look: the handler reads current state and
-``bot.bump`` makes only the writes needed, so redeliveries cost no writes. A
+``bot.pins.bump`` makes only the writes needed, so redeliveries cost no writes. A
 push fans out into one internal delivery per served repository, so one
 repository's failure never holds up another's bump.
 """
@@ -15,12 +15,13 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot import bump, bump_text
-from bot.followups import sync_delivery
-from bot.payload import field, optional
-from bot.repo_config import PinConfig
-from bot.services import Services
-from bot.sources import RECONCILE_EVENT, SYNC_EVENT
+from bot.config.schema import PinConfig
+from bot.pins import bump
+from bot.pins import text as bump_text
+from bot.service.followups import sync_delivery
+from bot.service.payload import field, optional
+from bot.service.services import Services
+from bot.service.sources import RECONCILE_EVENT, SYNC_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()

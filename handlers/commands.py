@@ -8,9 +8,7 @@ from dataclasses import dataclass
 
 from gidgethub import routing, sansio
 
-from bot import bump, neutralise, retry_flow
-from bot.changes import Repo
-from bot.commands import (
+from bot.commands.grammar import (
     BUMP,
     PAUSE,
     RECREATE,
@@ -22,14 +20,18 @@ from bot.commands import (
     help_text,
     parse_command,
 )
-from bot.payload import Payload, each, field, optional, user_login
-from bot.permissions import permission_level
-from bot.pin_commands import PinCommandContext, run_pin_command
-from bot.repo_config import RepoConfig
-from bot.retry_flow import RetryContext, RetryRequest
-from bot.retry_text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
-from bot.services import Services
-from bot.sources import JOB_FINISHED
+from bot.config.schema import RepoConfig
+from bot.github import neutralise
+from bot.github.changes import Repo
+from bot.github.permissions import permission_level
+from bot.pins import bump
+from bot.pins.commands import PinCommandContext, run_pin_command
+from bot.retry import flow as retry_flow
+from bot.retry.flow import RetryContext, RetryRequest
+from bot.retry.text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
+from bot.service.payload import Payload, each, field, optional, user_login
+from bot.service.services import Services
+from bot.service.sources import JOB_FINISHED
 
 log = logging.getLogger(__name__)
 router = routing.Router()

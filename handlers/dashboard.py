@@ -6,12 +6,12 @@ import logging
 
 from gidgethub import routing, sansio
 
-from bot import bump
-from bot.dashboard import collect, render, upsert_dashboard
-from bot.payload import field
-from bot.repo_config import DEFAULT_HANDLE
-from bot.services import Services
-from bot.sources import RECONCILE_EVENT
+from bot.config.schema import DEFAULT_HANDLE
+from bot.dashboard.flow import collect, render, upsert_dashboard
+from bot.pins import bump
+from bot.service.payload import field
+from bot.service.services import Services
+from bot.service.sources import RECONCILE_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()

@@ -3,7 +3,7 @@
 Four things move a landing along: an approving review, a new head on the PR
 (voids the approval), a commit status, a check run or a finished Buildkite build of the
 head (may make it mergeable, or need a retry), and the merge itself (starts
-the pin's cooldown). Each handler only filters and calls ``bot.landing``.
+the pin's cooldown). Each handler only filters and calls ``bot.landing.flow``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,16 @@ from dataclasses import dataclass
 
 from gidgethub import routing, sansio
 
-from bot import bump, bump_text, landing
-from bot.changes import Repo
-from bot.landing import Approval, LandingContext
-from bot.landing_rules import CHECK_CONCLUSIONS_OK, LANDING_KIND
-from bot.payload import Payload, each, field, optional, user_login
-from bot.retry_flow import FoundBuild
-from bot.services import Services
-from bot.sources import BUILD_FINISHED
+from bot.github.changes import Repo
+from bot.landing import flow as landing
+from bot.landing.flow import Approval, LandingContext
+from bot.landing.rules import CHECK_CONCLUSIONS_OK, LANDING_KIND
+from bot.pins import bump
+from bot.pins import text as bump_text
+from bot.retry.flow import FoundBuild
+from bot.service.payload import Payload, each, field, optional, user_login
+from bot.service.services import Services
+from bot.service.sources import BUILD_FINISHED
 from handlers.allowlist import repository_of
 
 log = logging.getLogger(__name__)

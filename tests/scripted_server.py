@@ -1,7 +1,7 @@
 """A tiny aiohttp server whose answers each unit test scripts, route by route.
 
 Shared by the GitHub and Buildkite client tests. Unit-level only: the faithful
-stand-ins live in bot.sandbox.
+stand-ins live in sandbox.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.abi_model import MSG_NO_NM, MSG_NOT_WHEEL_OR_DIR
-from bot.audit_cli import HEADER, PASSED, audit_command
+from bot.abi.model import MSG_NO_NM, MSG_NOT_WHEEL_OR_DIR
+from bot.cli.audit import HEADER, PASSED, audit_command
 
 from .fakelibs import FakeLibraries, Kind
 from .samples import allowlist_script

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from torch_abi_audit import inspect_extension
 
-from bot import abi
-from bot.abi import AuditError, LibraryVerdict, audit_directory
-from bot.abi_elf import NOT_ELF
-from bot.abi_model import MSG_NO_LIBRARIES, MSG_NO_NM, MSG_NOT_WHEEL_OR_DIR
+from bot.abi import judge as abi
+from bot.abi.elf import NOT_ELF
+from bot.abi.judge import AuditError, LibraryVerdict, audit_directory
+from bot.abi.model import MSG_NO_LIBRARIES, MSG_NO_NM, MSG_NOT_WHEEL_OR_DIR
 
 from .fakelibs import UNSTABLE_SYMBOLS, FakeLibraries, Kind
 

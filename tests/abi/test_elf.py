@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.abi_elf import BAD_HEADER, NOT_ELF, NOT_SHARED, TRUNCATED, elf_problem
+from bot.abi.elf import BAD_HEADER, NOT_ELF, NOT_SHARED, TRUNCATED, elf_problem
 
 from .fakelibs import FakeLibraries
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.abi import LibraryVerdict, PatternVerdict, judge
+from bot.abi.judge import LibraryVerdict, PatternVerdict, judge
 
 FA2 = "vllm_flash_attn/_vllm_fa2_C.abi3.so"
 FA3 = "vllm_flash_attn/_vllm_fa3_C.abi3.so"

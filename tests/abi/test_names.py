@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.abi import AuditError, patterns_by_path, propose_pattern
-from bot.abi_names import cpu_variant_files, escape, matches, refuse_cpu_variant
+from bot.abi.judge import AuditError, patterns_by_path, propose_pattern
+from bot.abi.names import cpu_variant_files, escape, matches, refuse_cpu_variant
 
 DEEP_GEMM = [
     f"third_party/deep_gemm/_C.cpython-{version}-x86_64-linux-gnu.so"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from bot.abi import LibraryVerdict, judge, render_table, to_json
-from bot.abi_report import DECISION_NOTES
+from bot.abi.judge import LibraryVerdict, judge, render_table, to_json
+from bot.abi.report import DECISION_NOTES
 
 FA2 = "vllm_flash_attn/_vllm_fa2_C.abi3.so"
 FA3 = "vllm_flash_attn/_vllm_fa3_C.abi3.so"

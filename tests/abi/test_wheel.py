@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.abi import AuditError, audit_wheel
-from bot.abi_model import (
+from bot.abi.judge import AuditError, audit_wheel
+from bot.abi.model import (
     MSG_AMBIGUOUS_ROOT,
     MSG_NO_NM,
     MSG_UNSAFE_MEMBER,
     MSG_WHEEL_WITHOUT_SO,
 )
-from bot.abi_wheel import extract_libraries
+from bot.abi.wheel import extract_libraries
 
 from .fakelibs import FakeLibraries, Kind
 

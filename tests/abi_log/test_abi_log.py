@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.abi_log import PASSED, clean_log, parse_audit_log
+from bot.abi.log import PASSED, clean_log, parse_audit_log
 
 STALE = "Not allowed: stale ALLOWED_UNSTABLE_LIBRARIES entries: vllm_flash_attn/_vllm_fa3_C.abi3.so"
 OUTSIDE = (

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bot.allowlist import DEFAULT_VARIABLE, edit_allowlist, read_allowlist
+from bot.edit.allowlist import DEFAULT_VARIABLE, edit_allowlist, read_allowlist
 
 DATA_DIR = Path(__file__).parent / "data"
 SCRIPT = "check-torch-abi.py.txt"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import allowlist as al
-from bot.allowlist import AllowlistError, allowlist_diff, edit_allowlist, python_literal
+from bot.edit import allowlist as al
+from bot.edit.allowlist import AllowlistError, allowlist_diff, edit_allowlist, python_literal
 
 from .helpers import (
     DEEP_GEMM,

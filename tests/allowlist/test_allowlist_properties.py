@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.allowlist import allowlist_diff, edit_allowlist, python_literal, read_allowlist
+from bot.edit.allowlist import allowlist_diff, edit_allowlist, python_literal, read_allowlist
 
 from .helpers import assert_ruff_formatted
 

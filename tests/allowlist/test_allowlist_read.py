@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot import allowlist as al
-from bot.allowlist import Allowlist, AllowlistError, read_allowlist
+from bot.edit import allowlist as al
+from bot.edit.allowlist import Allowlist, AllowlistError, read_allowlist
 
 from .helpers import DEEP_GEMM, FA2, FA3, ORIGINAL_BLOCK, read_fixture, script_with
 

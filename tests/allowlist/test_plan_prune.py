@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import allowlist as al
-from bot import plan_files, plan_prune
-from bot.plan_prune import EXIT_FAILED, EXIT_OK
+from bot.cli import plan_files, plan_prune
+from bot.cli.plan_prune import EXIT_FAILED, EXIT_OK
+from bot.edit import allowlist as al
 
 from .helpers import DEEP_GEMM, FA2, FA3, read_fixture, script_with
 

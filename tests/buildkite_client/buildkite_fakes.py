@@ -1,7 +1,7 @@
 """A tiny scripted Buildkite for the client's unit tests.
 
 Unit-level only: each test scripts the answers of the endpoints it touches.
-The faithful Buildkite stand-in lives in bot.sandbox.
+The faithful Buildkite stand-in lives in sandbox.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from bot.buildkite import BuildkiteClient
+from bot.buildkite.client import BuildkiteClient
 
 from ..scripted_server import ScriptedServer
 

@@ -7,7 +7,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.buildkite import BuildkiteClient, BuildkiteConfig
+from bot.buildkite.client import BuildkiteClient, BuildkiteConfig
 
 from ..core.conftest import blocking, store
 from ..github_client.github_fakes import FakeClock, RecordingSleep

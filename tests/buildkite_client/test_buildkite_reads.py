@@ -8,7 +8,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.buildkite import (
+from bot.buildkite.client import (
     ArtifactTooLarge,
     BuildkiteClient,
     BuildkiteConfig,

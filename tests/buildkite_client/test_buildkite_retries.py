@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from multidict import CIMultiDict
 
-from bot.buildkite import (
+from bot.buildkite.client import (
     UNSPECIFIED_RESET,
     BuildkiteClient,
     BuildkiteConfig,
@@ -18,7 +18,7 @@ from bot.buildkite import (
     rate_limit_wait,
     retry_delay,
 )
-from bot.errors import PermanentError, TransientError, is_transient
+from bot.service.errors import PermanentError, TransientError, is_transient
 
 from ..github_client.github_fakes import RecordingSleep
 from .buildkite_fakes import PIPELINE, FakeBuildkite, MakeClient, json_answer, raw_answer

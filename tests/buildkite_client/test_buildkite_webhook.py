@@ -12,10 +12,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from bot.inbox import Inbox
-from bot.store import Delivery, DeliveryStatus
-from bot.store_sqlite import SQLiteStore
-from bot.webhooks import (
+from bot.service.inbox import Inbox
+from bot.service.webhooks import (
     BAD_BUILDKITE_SIGNATURE,
     BAD_BUILDKITE_TOKEN,
     MISSING_BUILDKITE_EVENT,
@@ -28,6 +26,8 @@ from bot.webhooks import (
     verify_buildkite_signature,
     verify_buildkite_token,
 )
+from bot.store.protocol import Delivery, DeliveryStatus
+from bot.store.sqlite import SQLiteStore
 
 Client = TestClient[web.Request, web.Application]
 ClientFactory = Callable[[web.Application], Awaitable[Client]]

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from bot import bump_text
-from bot.bump_text import UpstreamCommit
+from bot.pins import text as bump_text
+from bot.pins.text import UpstreamCommit
 
 OLD = "a" * 40
 NEW = "b" * 40

@@ -1,4 +1,4 @@
-"""The ``followup-bot`` command line, through ``bot.cli.main`` and as a real process."""
+"""The ``followup-bot`` command line, through ``bot.cli.main.main`` and as a real process."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.sandbox.vllm_shapes import CONFIG, PIN_FILE, PIN_TEMPLATE
+from bot.cli.main import DEMO_NEEDS_SANDBOX, main
+from sandbox.vllm_shapes import CONFIG, PIN_FILE, PIN_TEMPLATE
 
 OLD = "1" * 40
 NEW = "2" * 40
@@ -17,7 +17,7 @@ NEW = "2" * 40
 
 def test_serve_refuses_to_start_without_its_secrets() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "serve"],
+        [sys.executable, "-m", "bot.cli.main", "serve"],
         env={"PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
@@ -85,3 +85,16 @@ def test_version_is_the_distributions(capsys: pytest.CaptureFixture[str]) -> Non
     assert exited.value.code == 0
     expected = importlib.metadata.version("followup-bot")
     assert capsys.readouterr().out == f"followup-bot {expected}\n"
+
+
+def test_demo_without_the_stand_ins_says_how_to_get_them() -> None:
+    # sys.modules["sandbox"] = None makes the import fail, as in the runtime image.
+    code = (
+        "import sys; sys.modules['sandbox'] = None; "
+        "from bot.cli.main import main; sys.exit(main(['demo']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == DEMO_NEEDS_SANDBOX

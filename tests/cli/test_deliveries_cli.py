@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.blocking import BlockingRunner
-from bot.cli import main
-from bot.deliveries_cli import (
+from bot.cli.deliveries import (
     HANDLERS_FORGOTTEN,
     HANDLERS_SKIPPED,
     NO_FAILED,
@@ -27,9 +25,11 @@ from bot.deliveries_cli import (
     REPLAYED,
     timestamp,
 )
-from bot.store import DeliveryRecord, DeliveryStatus
-from bot.store_cli import DATABASE_ERROR
-from bot.store_sqlite import (
+from bot.cli.main import main
+from bot.cli.store_access import DATABASE_ERROR
+from bot.service.blocking import BlockingRunner
+from bot.store.protocol import DeliveryRecord, DeliveryStatus
+from bot.store.sqlite import (
     MIGRATIONS,
     NO_DATABASE,
     NOT_A_BOT_DATABASE,
@@ -386,7 +386,15 @@ def test_piping_into_a_reader_that_left_leaves_no_traceback(database: Path) -> N
     os.close(read_end)  # every write now fails with EPIPE
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "bot.cli", "deliveries", "list", "--database", str(database)],
+            [
+                sys.executable,
+                "-m",
+                "bot.cli.main",
+                "deliveries",
+                "list",
+                "--database",
+                str(database),
+            ],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

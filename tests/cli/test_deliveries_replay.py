@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.deliveries_cli import REPLAYED
-from bot.store import DeliveryStatus
+from bot.cli.deliveries import REPLAYED
+from bot.cli.main import main
+from bot.store.protocol import DeliveryStatus
 from tests.core.service import Handlers, push_body, running_service
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from bot import demo
-from bot.demo import run_demo
-from bot.sandbox.vllm_shapes import FA3_ENTRY
+from sandbox import demo
+from sandbox.demo import run_demo
+from sandbox.vllm_shapes import FA3_ENTRY
 
 
 def test_demo_shows_the_bump_pr_and_its_pruning_commit(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.repo_config import parse_repo_config
-from bot.settings import env_table_markdown
+from bot.config.schema import parse_repo_config
+from bot.service.settings import env_table_markdown
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -7,10 +7,10 @@ import io
 import sqlite3
 from pathlib import Path
 
-from bot.blocking import BlockingRunner
-from bot.report import NOTHING_YET, flaky_report, report_command
-from bot.retry_flow import JOB_KIND
-from bot.store_sqlite import SQLiteStore
+from bot.retry.flow import JOB_KIND
+from bot.retry.report import NOTHING_YET, flaky_report, report_command
+from bot.service.blocking import BlockingRunner
+from bot.store.sqlite import SQLiteStore
 
 
 def record(

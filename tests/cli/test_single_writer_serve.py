@@ -13,9 +13,9 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.cli import REFUSING_TO_START
-from bot.sandbox.harness import app_key
-from bot.store_sqlite import DATABASE_IN_USE
+from bot.cli.main import REFUSING_TO_START
+from bot.store.sqlite import DATABASE_IN_USE
+from sandbox.harness import app_key
 from tests.core.helpers import SECRET
 from tests.e2e.test_crash_restart import free_port, serve
 
@@ -54,7 +54,7 @@ async def test_a_second_serve_on_the_same_database_refuses_to_start(tmp_path: Pa
         second = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bot.cli",
+            "bot.cli.main",
             "serve",
             env=serve_env(tmp_path, database, free_port()),
             stdout=asyncio.subprocess.PIPE,

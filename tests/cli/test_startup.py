@@ -7,9 +7,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bot import startup
-from bot.sandbox.harness import app_key
-from bot.settings import Settings
+from bot.service import startup
+from bot.service.settings import Settings
+from sandbox.harness import app_key
 
 SECRET = "s3cr3t-webhook"
 TOKEN = "bkua_s3cr3t"
@@ -61,7 +61,7 @@ def test_serve_without_repositories_refuses_to_start(tmp_path: Path) -> None:
         "FOLLOWUP_BOT_DATABASE": str(tmp_path / "bot.sqlite3"),
     }
     result = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "serve"],
+        [sys.executable, "-m", "bot.cli.main", "serve"],
         env=env,
         capture_output=True,
         text=True,

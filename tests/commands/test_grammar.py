@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands import (
+from bot.commands.grammar import (
     HELP,
     MSG_ARGS_NEED_OPTION,
     MSG_MISSING_ARGS,
@@ -24,7 +24,7 @@ from bot.commands import (
     OptionSpec,
     parse_command,
 )
-from bot.permissions import Permission
+from bot.github.permissions import Permission
 
 RETRY_USAGE = "@bot retry-flaky [STEP_KEY --force] [--reason TEXT]"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.commands import (
+from bot.commands.grammar import (
     HELP_HEADER,
     HELP_INTRO,
     HELP_QUOTING,
@@ -12,7 +12,7 @@ from bot.commands import (
     help_text,
     parse_command,
 )
-from bot.permissions import Permission, who_may
+from bot.github.permissions import Permission, who_may
 
 
 def table_rows(text: str) -> list[str]:

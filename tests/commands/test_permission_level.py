@@ -14,9 +14,9 @@ import pytest
 from gidgethub.abc import GitHubAPI
 from gidgethub.aiohttp import GitHubAPI as PlainGitHubAPI
 
-from bot.changes import Repo
-from bot.permissions import permission_level
-from bot.sandbox.harness import Harness, harness
+from bot.github.changes import Repo
+from bot.github.permissions import permission_level
+from sandbox.harness import Harness, harness
 
 REPO = Repo("acme", "widgets")
 INSTALLATION_ID = 31

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands import (
+from bot.commands.grammar import (
     Command,
     CommandSpec,
     OptionSpec,
@@ -12,7 +12,7 @@ from bot.commands import (
     parse_command,
     required_permission,
 )
-from bot.permissions import (
+from bot.github.permissions import (
     ALLOWED_ANYONE,
     ALLOWED_READY_AUTHOR,
     ALLOWED_WRITE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.repo_config import ConfigError, parse_repo_config
+from bot.config.schema import ConfigError, parse_repo_config
 
 FILENAME = "cfg.yml"
 

@@ -6,7 +6,7 @@ import io
 import re
 from pathlib import Path
 
-from bot import repo_config as rc
+from bot.config import schema as rc
 
 from .samples import PIN_LINES
 from .test_repo_config_parse import DESIGN_SKETCH

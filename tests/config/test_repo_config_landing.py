@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import bot.repo_config as rc
-from bot.repo_config import LandingConfig, parse_repo_config
+import bot.config.schema as rc
+from bot.config.schema import LandingConfig, parse_repo_config
 from tests.config.samples import FILENAME, problems_of
 
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from bot.repo_config import (
+from bot.config.schema import (
     CONFIG_PATH,
     AllowlistConfig,
     BuildkiteConfig,

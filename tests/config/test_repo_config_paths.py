@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import repo_config as rc
+from bot.config import schema as rc
 
 from .samples import FILENAME, PIN_LINES, problems_of
 
@@ -214,7 +214,7 @@ def test_a_branch_part_git_would_refuse_is_refused(branch: str) -> None:
 
 
 def test_a_branch_with_url_characters_is_kept_for_escaping() -> None:
-    # git allows '#', '%' and '&' in branch names; bot.changes escapes them in URLs.
+    # git allows '#', '%' and '&' in branch names; bot.github.changes escapes them in URLs.
     lines = [*PIN_LINES, "    branch: 'rel#2/50%&x'"]
     config = rc.parse_repo_config("pins:\n" + "\n".join(lines) + "\n")
     assert config.pins[0].branch == "rel#2/50%&x"

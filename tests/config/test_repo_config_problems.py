@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot import repo_config as rc
+from bot.config import schema as rc
 
 from .samples import FILENAME, PIN_LINES, problems_of
 

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.repo_config import (
+from bot.config.schema import (
     AllowlistConfig,
     BuildkiteConfig,
     LandingConfig,

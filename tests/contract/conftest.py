@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.contract import Contract
+from sandbox.contract import Contract
 
 
 @pytest.fixture(scope="session")

@@ -15,10 +15,10 @@ from typing import Any, NoReturn
 
 import pytest
 
-import bot.sandbox
-from bot.sandbox.contract import SUBSET_FILE, WEBHOOKS_DIR, Contract
+import sandbox
+from sandbox.contract import SUBSET_FILE, WEBHOOKS_DIR, Contract
 
-DATA_DIR = Path(bot.sandbox.__file__).parent / "data"
+DATA_DIR = Path(sandbox.__file__).parent / "data"
 REGENERATE = DATA_DIR / "regenerate.py"
 # Where `npm install @octokit/openapi@23.0.2 @octokit/webhooks-examples@7.6.1` put
 # its node_modules; the reproducibility test runs only when it is set.

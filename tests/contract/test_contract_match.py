@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.contract import Contract, Match
+from sandbox.contract import Contract, Match
 
 # Every operation the bot and its sandbox rely on (the sandbox serves exactly these).
 EXPECTED_OPERATIONS = {

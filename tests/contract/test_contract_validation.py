@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.sandbox.contract import MAX_PROBLEMS, Contract, Match, Operation
+from sandbox.contract import MAX_PROBLEMS, Contract, Match, Operation
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40

@@ -14,10 +14,10 @@ from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
 from referencing import Registry
 from referencing.jsonschema import DRAFT4
 
-import bot.sandbox
-from bot.sandbox.contract import SUBSET_FILE
+import sandbox
+from sandbox.contract import SUBSET_FILE
 
-DATA_DIR = Path(bot.sandbox.__file__).parent / "data"
+DATA_DIR = Path(sandbox.__file__).parent / "data"
 NULL_BRANCH = {"enum": [None]}
 COMPOSITIONS = ("allOf", "oneOf", "anyOf")
 STRING_OR_INTEGER = [{"type": "string"}, {"type": "integer"}]

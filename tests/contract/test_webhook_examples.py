@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.contract import Contract, load_webhook_example, webhook_example_names
+from sandbox.contract import Contract, load_webhook_example, webhook_example_names
 
 # What the reference says the bot's handlers need, cut or derived.
 REQUIRED_EXAMPLES = {

@@ -4,8 +4,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from bot.blocking import BlockingRunner
-from bot.store_sqlite import SQLiteStore
+from bot.service.blocking import BlockingRunner
+from bot.store.sqlite import SQLiteStore
 
 
 @pytest.fixture

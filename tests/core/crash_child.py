@@ -19,11 +19,11 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.blocking import BlockingRunner
-from bot.inbox import Dispatcher, Inbox
-from bot.store import Delivery
-from bot.store_sqlite import SQLiteStore
-from bot.webhooks import github_webhook_handler
+from bot.service.blocking import BlockingRunner
+from bot.service.inbox import Dispatcher, Inbox
+from bot.service.webhooks import github_webhook_handler
+from bot.store.protocol import Delivery
+from bot.store.sqlite import SQLiteStore
 
 SECRET_VARIABLE = "CRASH_CHILD_SECRET"
 WORKERS = 2

@@ -7,7 +7,7 @@ import hmac
 import json
 from typing import Any
 
-from bot.store import Delivery
+from bot.store.protocol import Delivery
 
 SECRET = b"test-webhook-secret"
 

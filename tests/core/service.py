@@ -16,12 +16,12 @@ import aiohttp
 from aiohttp import web
 from gidgethub import routing, sansio
 
-from bot.app import INBOX, SERVICES, create_app
-from bot.errors import PermanentError
-from bot.inbox import Inbox
-from bot.services import Services
-from bot.settings import Settings
-from bot.store import DeliveryRecord, Store
+from bot.service.app import INBOX, SERVICES, create_app
+from bot.service.errors import PermanentError
+from bot.service.inbox import Inbox
+from bot.service.services import Services
+from bot.service.settings import Settings
+from bot.store.protocol import DeliveryRecord, Store
 
 from .helpers import SECRET, sign
 from .test_settings import PEM

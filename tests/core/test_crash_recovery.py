@@ -18,9 +18,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.blocking import BlockingRunner
-from bot.store import DeliveryStatus
-from bot.store_sqlite import SQLiteStore
+from bot.service.blocking import BlockingRunner
+from bot.store.protocol import DeliveryStatus
+from bot.store.sqlite import SQLiteStore
 
 from .crash_child import SECRET_VARIABLE, WORKERS
 from .helpers import SECRET, sign

@@ -9,11 +9,11 @@ from typing import TypeVar
 
 import pytest
 
-from bot.blocking import BlockingRunner
-from bot.errors import PermanentError, TransientError
-from bot.inbox import GAVE_UP, LOG_WORKER_ERROR, Inbox, backoff_delay, failure_reason
-from bot.store import Delivery, DeliveryRecord, DeliveryStatus
-from bot.store_sqlite import SQLiteStore
+from bot.service.blocking import BlockingRunner
+from bot.service.errors import PermanentError, TransientError
+from bot.service.inbox import GAVE_UP, LOG_WORKER_ERROR, Inbox, backoff_delay, failure_reason
+from bot.store.protocol import Delivery, DeliveryRecord, DeliveryStatus
+from bot.store.sqlite import SQLiteStore
 
 from .helpers import make_delivery
 
@@ -117,7 +117,7 @@ def test_failure_reason() -> None:
 async def test_deliveries_are_dispatched_and_finished(
     store: SQLiteStore, inboxes: list[Inbox], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="bot.inbox")
+    caplog.set_level(logging.INFO, logger="bot.service.inbox")
     dispatcher = Recorder()
     inbox = Inbox(store, dispatcher, workers=2)
     await run_until_idle(inboxes, inbox, make_delivery("a", "A"), make_delivery("b", "B"))
@@ -294,7 +294,7 @@ async def test_stop_leaves_the_interrupted_delivery_running_and_start_recovers_i
     assert cancelled == ["a"]
     assert (await record(store, "a")).status is DeliveryStatus.RUNNING
 
-    caplog.set_level(logging.WARNING, logger="bot.inbox")
+    caplog.set_level(logging.WARNING, logger="bot.service.inbox")
     dispatcher = Recorder()
     await run_until_idle(inboxes, Inbox(store, dispatcher))
     assert dispatcher.calls == [("a", 2)]

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.errors import PermanentError
-from bot.payload import (
+from bot.service.errors import PermanentError
+from bot.service.payload import (
     ERROR_MISSING_FIELD,
     ERROR_WRONG_TYPE,
     each,

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import PermanentError
-from bot.inbox import LOG_BODY_DIFFERS, Inbox
-from bot.store import DeliveryStatus, EnqueueResult, Requeue
-from bot.store_sqlite import SQLiteStore
-from bot.webhooks import STATUS_ACCEPTED, STATUS_DUPLICATE, STATUS_REQUEUED
+from bot.service.errors import PermanentError
+from bot.service.inbox import LOG_BODY_DIFFERS, Inbox
+from bot.service.webhooks import STATUS_ACCEPTED, STATUS_DUPLICATE, STATUS_REQUEUED
+from bot.store.protocol import DeliveryStatus, EnqueueResult, Requeue
+from bot.store.sqlite import SQLiteStore
 
 from .helpers import make_delivery
 from .service import BROKEN, SAFETY, Handlers, push_body, running_service
@@ -197,7 +197,7 @@ async def test_a_redelivery_while_queued_or_running_is_a_duplicate(tmp_path: Pat
 async def test_a_redelivery_with_another_body_runs_the_stored_one_and_says_so(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="bot.inbox")
+    caplog.set_level(logging.INFO, logger="bot.service.inbox")
     handlers = Handlers()
     async with running_service(tmp_path / "bot.sqlite3", [handlers.router]) as service:
         await service.post("d-1", push_body(1))

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot import store_sqlite
-from bot.app import create_app
-from bot.blocking import BlockingRunner
-from bot.retention import DAY, PRUNABLE_KINDS, prune_forever, prune_once
-from bot.settings import Settings
-from bot.store import PruneCounts
-from bot.store_sqlite import MIGRATIONS, SQLiteStore
+from bot.service.app import create_app
+from bot.service.blocking import BlockingRunner
+from bot.service.settings import Settings
+from bot.store import sqlite as store_sqlite
+from bot.store.protocol import PruneCounts
+from bot.store.retention import DAY, PRUNABLE_KINDS, prune_forever, prune_once
+from bot.store.sqlite import MIGRATIONS, SQLiteStore
 
 from .helpers import make_delivery
 from .test_settings import PEM, SECRET, minimal_env, problems_of
@@ -54,7 +54,7 @@ KIND_CONSTANT = re.compile(r"^\w*KIND\s*=\s*\"([^\"]+)\"", re.MULTILINE)
 def kinds_in_the_code() -> frozenset[str]:
     found: set[str] = set()
     for folder in ("bot", "handlers"):
-        for source in (ROOT / folder).glob("*.py"):
+        for source in (ROOT / folder).rglob("*.py"):
             found.update(KIND_CONSTANT.findall(source.read_text(encoding="utf-8")))
     return frozenset(found)
 
@@ -97,7 +97,7 @@ def test_every_state_kind_is_classified() -> None:
     in_code = kinds_in_the_code()
     assert in_code >= LIVE_KINDS
     assert in_code <= PRUNABLE_KINDS | LIVE_KINDS
-    assert in_code | LEGACY_KINDS >= PRUNABLE_KINDS  # no typo in bot/retention.py
+    assert in_code | LEGACY_KINDS >= PRUNABLE_KINDS  # no typo in bot/store/retention.py
     assert not PRUNABLE_KINDS & LIVE_KINDS
 
 
@@ -290,7 +290,7 @@ async def test_the_migration_dates_existing_rows(
 async def test_prune_once_logs_one_line_with_the_counts(
     timed_store: SQLiteStore, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="bot.retention")
+    caplog.set_level(logging.INFO, logger="bot.store.retention")
     await timed_store.enqueue(make_delivery("d"))
     await timed_store.mark_handler_done("d", "h")
     await timed_store.finish("d")

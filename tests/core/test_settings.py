@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import ENV_VARS, LOG_LEVELS, Settings, SettingsError, env_table_markdown
+from bot.service.settings import ENV_VARS, LOG_LEVELS, Settings, SettingsError, env_table_markdown
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\n"
 SECRET = "s3cret-value"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from bot.app import create_app
-from bot.blocking import BlockingRunner
-from bot.store import DeliveryStatus
-from bot.store_sqlite import (
+from bot.service.app import create_app
+from bot.service.blocking import BlockingRunner
+from bot.store.protocol import DeliveryStatus
+from bot.store.sqlite import (
     DATABASE_IN_USE,
     SINGLE_WRITER_NEEDS_OWNER,
     Access,

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import store_sqlite
-from bot.blocking import BlockingRunner
-from bot.store import DeliveryStatus, UnknownDelivery
-from bot.store_sqlite import MIGRATIONS, STORE_NOT_OPEN, SQLiteStore, split_statements
+from bot.service.blocking import BlockingRunner
+from bot.store import sqlite as store_sqlite
+from bot.store.protocol import DeliveryStatus, UnknownDelivery
+from bot.store.sqlite import MIGRATIONS, STORE_NOT_OPEN, SQLiteStore, split_statements
 
 from .helpers import make_delivery
 

@@ -14,10 +14,8 @@ from aiohttp import web
 from aiohttp.streams import StreamReader
 from aiohttp.test_utils import TestClient, make_mocked_request
 
-from bot.inbox import Inbox
-from bot.store import Delivery, DeliveryStatus
-from bot.store_sqlite import SQLiteStore
-from bot.webhooks import (
+from bot.service.inbox import Inbox
+from bot.service.webhooks import (
     BAD_FORM,
     BAD_SIGNATURE,
     BODY_INCOMPLETE,
@@ -34,6 +32,8 @@ from bot.webhooks import (
     healthz,
     verify_github_signature,
 )
+from bot.store.protocol import Delivery, DeliveryStatus
+from bot.store.sqlite import SQLiteStore
 
 from .helpers import SECRET, sign
 

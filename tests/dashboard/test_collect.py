@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot import bump
-from bot.dashboard import (
+from bot.config.schema import ConfigError, RepoConfig, parse_repo_config
+from bot.dashboard.flow import (
     ALLOWLIST_KIND,
     PIN_KIND,
     EntryRow,
@@ -15,9 +15,9 @@ from bot.dashboard import (
     record_allowlist_evidence,
     render,
 )
-from bot.repo_config import ConfigError, RepoConfig, parse_repo_config
-from bot.retry_flow import JOB_KIND
-from bot.store_sqlite import SQLiteStore
+from bot.pins import bump
+from bot.retry.flow import JOB_KIND
+from bot.store.sqlite import SQLiteStore
 
 REPO = "acme/widgets"
 OTHER = "acme/gadgets"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.dashboard_text import (
+from bot.dashboard.text import (
     HEADING_CONFIG_ERRORS,
     HEADING_FLAKIEST,
     HEADING_PINS,

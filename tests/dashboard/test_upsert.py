@@ -10,9 +10,7 @@ import gidgethub
 import pytest
 from gidgethub.abc import GitHubAPI
 
-from bot.blocking import BlockingRunner
-from bot.changes import Repo
-from bot.dashboard import (
+from bot.dashboard.flow import (
     DASHBOARD_TITLE,
     MARKER,
     STATE_KIND,
@@ -21,11 +19,13 @@ from bot.dashboard import (
     render,
     upsert_dashboard,
 )
-from bot.github import GitHubApp
-from bot.sandbox.github_server import RecordedRequest
-from bot.sandbox.github_state import Issue
-from bot.sandbox.harness import Harness, app_key, harness
-from bot.store_sqlite import SQLiteStore
+from bot.github.changes import Repo
+from bot.github.client import GitHubApp
+from bot.service.blocking import BlockingRunner
+from bot.store.sqlite import SQLiteStore
+from sandbox.github_server import RecordedRequest
+from sandbox.github_state import Issue
+from sandbox.harness import Harness, app_key, harness
 
 REPO = Repo("acme", "widgets")
 INSTALLATION_ID = 41

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.abi_log import PASSED
-from bot.sandbox.harness import Harness, harness
-from bot.sandbox.scenario import World
-from bot.sandbox.vllm_shapes import (
+from bot.abi.log import PASSED
+from sandbox.harness import Harness, harness
+from sandbox.scenario import World
+from sandbox.vllm_shapes import (
     ABI_CHECK_FILE,
     ALLOWLIST_CONFIG,
     AUDIT_STEP,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from bot.sandbox.harness import BUILDKITE_TOKEN, Harness
+from sandbox.harness import BUILDKITE_TOKEN, Harness
 from tests.e2e.test_crash_restart import child_env, free_port, serve
 
 T = TypeVar("T")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import allowlist_text, bump_text
-from bot.allowlist import read_allowlist
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM
+from bot.allowlist import text as allowlist_text
+from bot.edit.allowlist import read_allowlist
+from bot.pins import text as bump_text
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.conftest import (
     ABI_CHECK_FILE,
     DEEP_GEMM,

@@ -8,10 +8,10 @@ import json
 
 import aiohttp
 
-from bot import bump
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
-from bot.store import DeliveryStatus
+from bot.pins import bump
+from bot.store.protocol import DeliveryStatus
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream, writes
 

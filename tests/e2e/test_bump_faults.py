@@ -13,10 +13,10 @@ import collections
 
 import pytest
 
-from bot import bump_text
-from bot.reconcile import enqueue_tick
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
+from bot.pins import text as bump_text
+from bot.service.reconcile import enqueue_tick
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import BRANCH, bump_pulls, merge_upstream
 

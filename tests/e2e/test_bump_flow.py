@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import bump_text
-from bot.reconcile import enqueue_tick
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
-from bot.sources import RECONCILE_EVENT
+from bot.pins import text as bump_text
+from bot.service.reconcile import enqueue_tick
+from bot.service.sources import RECONCILE_EVENT
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed
 
 BRANCH = bump_text.bump_branch("flash-attention")

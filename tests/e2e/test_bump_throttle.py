@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from bot import bump, bump_text
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
+from bot.pins import bump
+from bot.pins import text as bump_text
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.allowlist import read_allowlist
-from bot.allowlist_text import STALE_BRANCH
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, PIPELINE, UPSTREAM
+from bot.allowlist.text import STALE_BRANCH
+from bot.edit.allowlist import read_allowlist
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, PIPELINE, UPSTREAM
 from tests.e2e.conftest import (
     ABI_CHECK_FILE,
     DEEP_GEMM,

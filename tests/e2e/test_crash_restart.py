@@ -11,9 +11,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from bot import bump_text
-from bot.sandbox.harness import Harness, app_key
-from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, UPSTREAM
+from bot.pins import text as bump_text
+from sandbox.harness import Harness, app_key
+from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, UPSTREAM
 from tests.e2e.conftest import seed
 
 READY_MARK = b"Running on"
@@ -32,7 +32,7 @@ async def serve(env: dict[str, str]) -> AsyncIterator[asyncio.subprocess.Process
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bot.cli",
+        "bot.cli.main",
         "serve",
         env=env,
         stdout=asyncio.subprocess.PIPE,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.dashboard import DASHBOARD_TITLE, MARKER
-from bot.reconcile import enqueue_tick
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM
+from bot.dashboard.flow import DASHBOARD_TITLE, MARKER
+from bot.service.reconcile import enqueue_tick
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import merge_upstream
 

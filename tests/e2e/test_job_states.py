@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from bot import retry_text
-from bot.flaky import EVIDENCE_EXPIRED
-from bot.sandbox.buildkite_state import JobSpec
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, PIPELINE
+from bot.retry import text as retry_text
+from bot.retry.classify import EVIDENCE_EXPIRED
+from sandbox.buildkite_state import JobSpec
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, PIPELINE
 from tests.e2e.test_landing import (
     BRANCH,
     BUILDKITE,

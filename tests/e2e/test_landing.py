@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import bump, bump_text, landing_text
-from bot.bump import pin_key
-from bot.landing_rules import LANDING_KIND
-from bot.reconcile import enqueue_tick
-from bot.sandbox.buildkite_state import JobSpec
-from bot.sandbox.github_state import Label
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
+from bot.landing import text as landing_text
+from bot.landing.rules import LANDING_KIND
+from bot.pins import bump
+from bot.pins import text as bump_text
+from bot.pins.bump import pin_key
+from bot.service.reconcile import enqueue_tick
+from sandbox.buildkite_state import JobSpec
+from sandbox.github_state import Label
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE, UPSTREAM
 from tests.e2e.conftest import seed
 
 PIN = "flash-attention"

@@ -3,9 +3,9 @@ approval stops a landing, end to end through the stand-ins."""
 
 from __future__ import annotations
 
-from bot import landing_text
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM
+from bot.landing import text as landing_text
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from tests.e2e.test_landing import (
     BUILDKITE,
     LANDING,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from tests.e2e.test_landing import (
     BUILDKITE,
     CI,

@@ -2,7 +2,7 @@
 
 Every event a handler is registered for gets payloads with one field missing,
 null, or of the wrong type; the handler must raise ``PermanentError`` with the
-message of ``bot.payload`` naming that field (never an ``AttributeError``,
+message of ``bot.service.payload`` naming that field (never an ``AttributeError``,
 ``KeyError`` or ``TypeError`` from deep inside). The well-formed payloads they
 are made from run through without an error, so each failure is the field's.
 """
@@ -21,11 +21,11 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
-from bot.app import DEFAULT_ROUTERS
-from bot.errors import PermanentError
-from bot.payload import ERROR_MISSING_FIELD, ERROR_WRONG_TYPE
-from bot.sandbox.harness import Harness
-from bot.services import Services
+from bot.service.app import DEFAULT_ROUTERS
+from bot.service.errors import PermanentError
+from bot.service.payload import ERROR_MISSING_FIELD, ERROR_WRONG_TYPE
+from bot.service.services import Services
+from sandbox.harness import Harness
 
 Handler = Callable[[sansio.Event, Services], Awaitable[None]]
 

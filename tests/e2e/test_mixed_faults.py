@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot import bump_text, retry_text
-from bot.reconcile import enqueue_tick
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import ALLOWLIST_CONFIG, CONFIG, DOWNSTREAM
+from bot.pins import text as bump_text
+from bot.retry import text as retry_text
+from bot.service.reconcile import enqueue_tick
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import ALLOWLIST_CONFIG, CONFIG, DOWNSTREAM
 from tests.e2e.conftest import ABI_CHECK_FILE, DEEP_GEMM, FA3, abi_check, audit_build, stale_line
 from tests.e2e.test_bump_faults import branch_pushes
 from tests.e2e.test_bump_flow import BRANCH, bump_pulls, merge_upstream

@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from bot.reconcile import enqueue_tick
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM
-from bot.sources import RECONCILE_EVENT
+from bot.service.reconcile import enqueue_tick
+from bot.service.sources import RECONCILE_EVENT
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.conftest import seed
 
 MAX_ATTEMPTS = 3
@@ -52,7 +52,7 @@ async def test_a_bugs_traceback_is_logged_once(
     async def broken(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("bot.bump.sync_repo", broken)
+    monkeypatch.setattr("bot.pins.bump.sync_repo", broken)
     caplog.set_level(logging.INFO)
     caplog.clear()
 

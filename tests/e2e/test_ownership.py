@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot import allowlist_text
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM
+from bot.allowlist import text as allowlist_text
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.conftest import DEEP_GEMM, FA3, audit_build, seed, seed_allowlist, stale_line
 from tests.e2e.test_allowlist_flow import entries, open_pulls
 from tests.e2e.test_bump_faults import HUMAN_PUSH

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from bot.sandbox.buildkite_state import JobSpec
-from bot.sandbox.harness import Harness
+from sandbox.buildkite_state import JobSpec
+from sandbox.harness import Harness
 from tests.e2e.test_retry_flaky import (
     BROKEN,
     MAINTAINER,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot import bump, bump_text, neutralise
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
+from bot.github import neutralise
+from bot.pins import bump
+from bot.pins import text as bump_text
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream, writes
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.sandbox.harness import harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM
-from bot.sources import SYNC_EVENT
-from bot.store import DeliveryStatus
+from bot.service.sources import SYNC_EVENT
+from bot.store.protocol import DeliveryStatus
+from sandbox.harness import harness
+from sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
 

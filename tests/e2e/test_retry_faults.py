@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot import retry_text
-from bot.sandbox.harness import Harness
+from bot.retry import text as retry_text
+from sandbox.harness import Harness
 from tests.e2e.test_pin_commands import bot_replies
 from tests.e2e.test_retry_flaky import (
     INFRA,

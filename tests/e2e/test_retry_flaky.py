@@ -6,11 +6,12 @@ from typing import Any
 
 import aiohttp
 
-from bot import neutralise, retry_text
-from bot.buildkite import BuildkiteClient, BuildkiteConfig
-from bot.sandbox.buildkite_state import JobSpec
-from bot.sandbox.harness import BUILDKITE_TOKEN, Harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+from bot.buildkite.client import BuildkiteClient, BuildkiteConfig
+from bot.github import neutralise
+from bot.retry import text as retry_text
+from sandbox.buildkite_state import JobSpec
+from sandbox.harness import BUILDKITE_TOKEN, Harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
 from tests.e2e.conftest import seed
 
 REPO_URL = f"https://github.com/{DOWNSTREAM}.git"

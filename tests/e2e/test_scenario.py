@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.sandbox.harness import HandlerFailures
-from bot.sandbox.scenario import World, world
-from bot.sandbox.vllm_shapes import (
+from sandbox.harness import HandlerFailures
+from sandbox.scenario import World, world
+from sandbox.vllm_shapes import (
     ABI_CHECK_FILE,
     ALLOWLIST_CONFIG,
     AUDIT_STEP,

@@ -6,14 +6,14 @@ import logging
 
 import pytest
 
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM
 
 
 async def test_start_up_logs_one_summary_line(
     env: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="bot.app"):
+    with caplog.at_level(logging.INFO, logger="bot.service.app"):
         await env.start()
     [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("serving ")]
     assert line.startswith(f"serving {DOWNSTREAM};")

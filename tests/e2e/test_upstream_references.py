@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bot.neutralise import WORD_JOINER
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM, UPSTREAM
+from bot.github.neutralise import WORD_JOINER
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM, UPSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls
 

@@ -11,10 +11,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot import allowlist_text
-from bot.reconcile import enqueue_tick
-from bot.sandbox.harness import Harness, harness
-from bot.sandbox.vllm_shapes import CONFIG, DOWNSTREAM
+from bot.allowlist import text as allowlist_text
+from bot.service.reconcile import enqueue_tick
+from sandbox.harness import Harness, harness
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from tests.abi.fakelibs import MISSING_COMPILER, FakeLibraries, Kind, build_fake_libraries
 from tests.e2e.conftest import ABI_CHECK_FILE, ALLOWLIST_CONFIG, FA3, ROCM, abi_check, seed
 from tests.e2e.test_allowlist_flow import entries, open_pulls

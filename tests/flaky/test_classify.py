@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.failure_signature import NO_SIGNATURE, Signature, failure_signature
-from bot.flaky import (
+from bot.retry.classify import (
     DEFAULT_INFRA_PATTERNS,
     EVIDENCE_AGENT_LOST,
     EVIDENCE_EMPTY_LOG,
@@ -18,6 +17,7 @@ from bot.flaky import (
     Verdict,
     classify,
 )
+from bot.retry.signature import NO_SIGNATURE, Signature, failure_signature
 
 from .helpers import PR_COMMIT, bk, failure, log, main_run
 

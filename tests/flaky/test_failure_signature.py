@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.failure_signature import (
+from bot.retry.signature import (
     MAX_ERROR_CHARS,
     NO_SIGNATURE,
     Signature,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import job_states
-from bot.job_states import (
+from bot.buildkite import job_states
+from bot.buildkite.job_states import (
     CANCELED_STATES,
     DOCUMENTED_STATES,
     NEVER_RAN_STATES,
@@ -23,8 +23,8 @@ from bot.job_states import (
     not_finished,
     ran_and_failed,
 )
-from bot.retry_flow import hard_failures
-from bot.sandbox.buildkite_state import JOB_STATES as STAND_IN_STATES
+from bot.retry.flow import hard_failures
+from sandbox.buildkite_state import JOB_STATES as STAND_IN_STATES
 
 STARTED = "2025-05-12T10:00:00.000Z"
 # The REST API's job states, as Buildkite documents them.

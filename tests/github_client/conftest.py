@@ -7,8 +7,8 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.github import GitHubApp
-from bot.sandbox.harness import app_key
+from bot.github.client import GitHubApp
+from sandbox.harness import app_key
 
 from .github_fakes import APP_ID, FakeClock, FakeGitHub, MakeApp, RecordingSleep
 

@@ -1,7 +1,7 @@
 """A tiny stand-in for the few GitHub endpoints the client's token and retry logic touches.
 
 Unit-level only: the faithful, OpenAPI-validated GitHub stand-in lives in
-bot.sandbox. Here each test scripts the answers of the endpoints it needs.
+sandbox. Here each test scripts the answers of the endpoints it needs.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import jwt
 from aiohttp import web
 
-from bot.github import GitHubApp
+from bot.github.client import GitHubApp
 
 from ..scripted_server import Handler, ScriptedServer
 

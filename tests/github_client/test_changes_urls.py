@@ -12,10 +12,10 @@ import gidgethub.abc
 import pytest
 from gidgethub.abc import GitHubAPI
 
-from bot import changes
-from bot.changes import Repo, url_path
-from bot.errors import PermanentError
-from bot.sandbox.harness import Harness, harness
+from bot.github import changes
+from bot.github.changes import Repo, url_path
+from bot.service.errors import PermanentError
+from sandbox.harness import Harness, harness
 
 REPO = Repo("acme", "widgets")
 INSTALLATION_ID = 41

@@ -5,14 +5,14 @@ import asyncio
 import jwt
 import pytest
 
-from bot.errors import PermanentError
-from bot.github_auth import (
+from bot.github.auth import (
     TOKEN_REFRESH_MARGIN_SECONDS,
     InstallationToken,
     InstallationTokens,
     make_app_jwt,
     parse_installation_token,
 )
+from bot.service.errors import PermanentError
 
 from .github_fakes import APP_ID, FakeClock
 

@@ -7,8 +7,8 @@ import http
 import gidgethub
 import pytest
 
-from bot.errors import TransientError
-from bot.github import RequestPolicy, graphql_url, retry_delay
+from bot.github.client import RequestPolicy, graphql_url, retry_delay
+from bot.service.errors import TransientError
 
 POLICY = RequestPolicy(clock=lambda: 1000.0, max_retries=2, max_wait=90.0)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.landing_rules import check_runs_not_green, latest_check_runs
+from bot.landing.rules import check_runs_not_green, latest_check_runs
 
 
 def run(

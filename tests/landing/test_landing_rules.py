@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.landing import blocked_build_is_green, is_blocked
-from bot.landing_rules import (
+from bot.landing.flow import blocked_build_is_green, is_blocked
+from bot.landing.rules import (
     MAX_LANDING_ATTEMPTS,
     OwnerRule,
     approved_at_head,

@@ -1,4 +1,4 @@
-"""What GitHub would act on, written apart from ``bot.neutralise`` so the tests check it
+"""What GitHub would act on, written apart from ``bot.github.neutralise`` so the tests check it
 against an independent reading of the rules (stricter than GitHub where in doubt)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.neutralise import (
+from bot.github.neutralise import (
     ELLIPSIS,
     MAX_INLINE,
     code,

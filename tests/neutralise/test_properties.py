@@ -7,7 +7,15 @@ import re
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from bot.neutralise import MAX_INLINE, code, code_block, commit_line, defuse, inline, one_line
+from bot.github.neutralise import (
+    MAX_INLINE,
+    code,
+    code_block,
+    commit_line,
+    defuse,
+    inline,
+    one_line,
+)
 from tests.neutralise.laws import (
     BLOCK_FORBIDDEN,
     ONE_LINE_FORBIDDEN,

@@ -5,9 +5,13 @@ from __future__ import annotations
 import ast
 import re
 
-from bot import allowlist_text, bump_text, dashboard_text, landing_text, retry_text
-from bot.bump_text import UpstreamCommit
-from bot.dashboard_text import DashboardData, EntryRow, PinRow, RetryRow
+from bot.allowlist import text as allowlist_text
+from bot.dashboard import text as dashboard_text
+from bot.dashboard.text import DashboardData, EntryRow, PinRow, RetryRow
+from bot.landing import text as landing_text
+from bot.pins import text as bump_text
+from bot.pins.text import UpstreamCommit
+from bot.retry import text as retry_text
 from tests.bump.test_bump_text import NEW, OLD, WEB, render
 from tests.neutralise.laws import WJ, acts, table_cells, unescaped_markdown
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.pins import PinError, pin_diff, read_pin, set_pin
+from bot.edit.cmake_pin import PinError, pin_diff, read_pin, set_pin
 
 DEPENDENCIES = ["vllm-flash-attn", "deepgemm", "flashmla", "qutlass", "triton_kernels", "cutlass"]
 

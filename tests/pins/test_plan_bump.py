@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import pins, plan_bump, plan_files
-from bot.plan_bump import EXIT_FAILED, EXIT_OK
+from bot.cli import plan_bump, plan_files
+from bot.cli.plan_bump import EXIT_FAILED, EXIT_OK
+from bot.edit import cmake_pin as pins
 
 FILE = "cmake/external_projects/vllm_flash_attn.cmake"
 DEPENDENCY = "vllm-flash-attn"

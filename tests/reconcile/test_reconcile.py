@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import json
 
-from bot.reconcile import enqueue_tick, reconcile_delivery, reconcile_forever
-from bot.sources import RECONCILE_EVENT
-from bot.store import Delivery
+from bot.service.reconcile import enqueue_tick, reconcile_delivery, reconcile_forever
+from bot.service.sources import RECONCILE_EVENT
+from bot.store.protocol import Delivery
 
 
 class RecordingInbox:

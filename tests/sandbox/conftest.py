@@ -12,9 +12,9 @@ import pytest
 from aiohttp import web
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.contract import Contract
-from bot.sandbox.github_server import GitHubSandbox
-from bot.sandbox.keys import generate_app_key
+from sandbox.contract import Contract
+from sandbox.github_server import GitHubSandbox
+from sandbox.keys import generate_app_key
 
 from .helpers import (
     APP_ID,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.sandbox.github_auth import TOKEN_LIFETIME
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_auth import TOKEN_LIFETIME
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import (
     INSTALLATION_ID,
@@ -34,7 +34,7 @@ async def test_repo_installation_needs_a_valid_app_jwt(
 
 
 async def test_a_jwt_from_another_key_is_refused(raw: RawApi, clock: FakeClock) -> None:
-    from bot.sandbox.keys import generate_app_key
+    from sandbox.keys import generate_app_key
 
     other_private, _ = generate_app_key()
     answer = await raw(

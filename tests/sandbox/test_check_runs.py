@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_check_runs import (
+from sandbox.github_check_runs import (
     ACTIONS_SLUG,
     CHECKS_READ_ONLY,
     CONCLUSION_MISSING,
     STALE_REFUSED,
 )
-from bot.sandbox.github_server import GitHubSandbox
-from bot.sandbox.github_statuses import REQUIRED_EXPECTED, REQUIRED_FAILING
+from sandbox.github_server import GitHubSandbox
+from sandbox.github_statuses import REQUIRED_EXPECTED, REQUIRED_FAILING
 
 from .helpers import INSTALLATION_ID, REPO, RawApi, Receiver
 

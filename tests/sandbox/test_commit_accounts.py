@@ -6,9 +6,9 @@ from typing import Any
 
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_json import NOREPLY_DOMAIN, account_for_email, noreply_email
-from bot.sandbox.github_server import GitHubSandbox
-from bot.sandbox.github_state import User
+from sandbox.github_json import NOREPLY_DOMAIN, account_for_email, noreply_email
+from sandbox.github_server import GitHubSandbox
+from sandbox.github_state import User
 
 from .helpers import REPO, Receiver
 

@@ -6,8 +6,8 @@ import gidgethub
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_faults import PRIMARY_LIMIT_MESSAGE, SECONDARY_LIMIT_MESSAGE
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_faults import PRIMARY_LIMIT_MESSAGE, SECONDARY_LIMIT_MESSAGE
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import REPO, RawApi
 

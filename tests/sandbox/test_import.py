@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import INSTALLATION_ID, RawApi, Receiver
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import REPO, RawApi
 

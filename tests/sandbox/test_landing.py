@@ -8,14 +8,14 @@ import pytest
 from gidgethub import QueryError
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_graphql import (
+from sandbox.github_graphql import (
     AUTO_MERGE_NOT_ALLOWED,
     IN_STATUS,
     NOT_PROTECTED,
     REQUIRES_AUTHENTICATION,
 )
-from bot.sandbox.github_server import GitHubSandbox
-from bot.sandbox.github_statuses import REQUIRED_EXPECTED, REQUIRED_FAILING
+from sandbox.github_server import GitHubSandbox
+from sandbox.github_statuses import REQUIRED_EXPECTED, REQUIRED_FAILING
 
 from .helpers import REPO, RawApi, Receiver
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from github import Auth, Github, InputGitTreeElement
 
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import REPO
 

@@ -6,7 +6,7 @@ import base64
 
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import FILES, REPO, RawApi
 

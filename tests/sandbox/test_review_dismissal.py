@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import REPO, RawApi, Receiver
 

@@ -7,7 +7,7 @@ import hmac
 
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.sandbox.github_server import GitHubSandbox
+from sandbox.github_server import GitHubSandbox
 
 from .helpers import INSTALLATION_ID, REPO, SECRET, Receiver
 
@@ -134,7 +134,7 @@ async def test_invalid_payload_raises_in_strict_mode(
 ) -> None:
     import pytest
 
-    from bot.sandbox.github_webhooks import WebhookViolation
+    from sandbox.github_webhooks import WebhookViolation
 
     with pytest.raises(WebhookViolation):
         await sandbox.deliver("push", {"ref": 1})

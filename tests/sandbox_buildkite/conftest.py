@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_server import BuildkiteSandbox
 
 from ..sandbox.helpers import FakeClock
 from .helpers import API_TOKEN, PIPELINE, WEBHOOK_TOKEN, BuildkiteApi, Received, Receiver

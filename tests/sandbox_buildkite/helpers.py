@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 from multidict import CIMultiDict
 
-from bot.sandbox.buildkite_state import JobSpec
+from sandbox.buildkite_state import JobSpec
 
 ORG = "vllm"
 PIPELINE = "ci"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.sandbox.buildkite_routes_builds import BAD_STYLE, BODY_REQUIRED
-from bot.sandbox.buildkite_routes_jobs import BAD_SIGNATURE, TWO_AUTH_MECHANISMS
-from bot.sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_routes_builds import BAD_STYLE, BODY_REQUIRED
+from sandbox.buildkite_routes_jobs import BAD_SIGNATURE, TWO_AUTH_MECHANISMS
+from sandbox.buildkite_server import BuildkiteSandbox
 
 from .helpers import PIPELINE, SHA_A, BuildkiteApi, api_path, audit_job
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from bot.sandbox.buildkite_server import AUTH_REQUIRED, BuildkiteSandbox
-from bot.sandbox.buildkite_state import JobSpec
+from sandbox.buildkite_server import AUTH_REQUIRED, BuildkiteSandbox
+from sandbox.buildkite_state import JobSpec
 
 from .helpers import ORG, PIPELINE, SHA_A, SHA_B, BuildkiteApi, api_path, audit_job
 

@@ -7,9 +7,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.buildkite import ArtifactTooLarge, BuildkiteClient, BuildkiteConfig, JobNotRetryable
-from bot.sandbox.buildkite_server import BuildkiteSandbox
-from bot.sandbox.buildkite_state import JobSpec
+from bot.buildkite.client import ArtifactTooLarge, BuildkiteClient, BuildkiteConfig, JobNotRetryable
+from sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_state import JobSpec
 
 from ..sandbox.helpers import FakeClock
 from .helpers import API_TOKEN, ORG, PIPELINE

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.sandbox.buildkite_faults import RATE_LIMIT_MESSAGE
-from bot.sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_faults import RATE_LIMIT_MESSAGE
+from sandbox.buildkite_server import BuildkiteSandbox
 
 from ..sandbox.helpers import FakeClock
 from .helpers import PIPELINE, SHA_A, BuildkiteApi, api_path, audit_job

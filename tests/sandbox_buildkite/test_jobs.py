@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.buildkite_server import BuildkiteSandbox
-from bot.sandbox.buildkite_state import ALREADY_RETRIED, NOT_RETRYABLE, JobSpec
+from sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_state import ALREADY_RETRIED, NOT_RETRYABLE, JobSpec
 
 from .helpers import AUDIT_KEY, ORG, PIPELINE, SHA_A, BuildkiteApi, api_path, audit_job
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_server import BuildkiteSandbox
 
 from .helpers import AUDIT_LOG, PIPELINE, SHA_A, BuildkiteApi, api_path, audit_job
 

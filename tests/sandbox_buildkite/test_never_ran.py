@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.buildkite_server import BuildkiteSandbox
-from bot.sandbox.buildkite_state import JobSpec
+from sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_state import JobSpec
 
 from .helpers import PIPELINE, SHA_A, BuildkiteApi, api_path
 from .test_state import build_state

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pybuildkite.buildkite import Buildkite, BuildState, LogFormat
 
-from bot.sandbox.buildkite_server import BuildkiteSandbox
-from bot.sandbox.buildkite_state import JobSpec
+from sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_state import JobSpec
 
 from .helpers import API_TOKEN, AUDIT_KEY, AUDIT_LOG, ORG, PIPELINE, SHA_A, SHA_B, audit_job
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.buildkite_state import JobSpec, World, as_outcome
+from sandbox.buildkite_state import JobSpec, World, as_outcome
 
 from ..sandbox.helpers import FakeClock
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandbox.buildkite_server import BuildkiteSandbox
-from bot.sandbox.buildkite_state import JobSpec
-from bot.sandbox.buildkite_webhooks import STATUS_UNREACHABLE, signature_header
+from sandbox.buildkite_server import BuildkiteSandbox
+from sandbox.buildkite_state import JobSpec
+from sandbox.buildkite_webhooks import STATUS_UNREACHABLE, signature_header
 
 from ..sandbox.helpers import FakeClock
 from .helpers import (

@@ -15,22 +15,22 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot import bump
-from bot.app import DEFAULT_ROUTERS
-from bot.dispatch import build_dispatcher
-from bot.errors import PermanentError
-from bot.sandbox.buildkite_webhooks import signature_header
-from bot.sandbox.github_webhooks import sign
-from bot.sandbox.harness import Harness
-from bot.sandbox.vllm_shapes import DOWNSTREAM
-from bot.sources import (
+from bot.pins import bump
+from bot.service.app import DEFAULT_ROUTERS
+from bot.service.dispatch import build_dispatcher
+from bot.service.errors import PermanentError
+from bot.service.sources import (
     BUILD_FINISHED,
     RECONCILE_EVENT,
     REFUSED_EVENT,
     SYNC_EVENT,
     routed_event,
 )
-from bot.store import Delivery, DeliveryStatus
+from bot.store.protocol import Delivery, DeliveryStatus
+from sandbox.buildkite_webhooks import signature_header
+from sandbox.github_webhooks import sign
+from sandbox.harness import Harness
+from sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.test_pin_commands import MAINTAINER, bot_replies, setup
 
 

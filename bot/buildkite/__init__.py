@@ -1,0 +1,1 @@
+"""Buildkite: the REST client, its job states read once, artifact and wheel downloads."""

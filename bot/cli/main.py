@@ -1,0 +1,238 @@
+"""The ``followup-bot`` command: serve, demo, check-config, plan, report, audit, deliveries."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_USAGE = 2
+DISTRIBUTION = "followup-bot"
+DEMO_NEEDS_SANDBOX = (
+    "followup-bot demo needs the stand-ins, which the service does not install: from a "
+    "checkout, run `make demo` (or `pip install -e ./sandbox`, then the demo again)"
+)
+DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
+DATABASE_VARIABLE = "FOLLOWUP_BOT_DATABASE"
+DEFAULT_DATABASE = "followup-bot.sqlite3"
+REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
+DEFAULT_LIST_LIMIT = 50
+
+
+def _database_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database",
+        type=Path,
+        metavar="PATH",
+        default=Path(os.environ.get(DATABASE_VARIABLE, DEFAULT_DATABASE)),
+        help=f"the bot's SQLite database (default: ${DATABASE_VARIABLE}, else {DEFAULT_DATABASE})",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def version() -> str:
+    """The installed distribution's version (the one pyproject.toml names)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="followup-bot",
+        description="Follow-up work for vLLM's CI migrations, as a GitHub App.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser(
+        "serve", help="run the webhook service (configured by FOLLOWUP_BOT_* variables)"
+    )
+
+    demo = commands.add_parser(
+        "demo", help="run the whole flow offline on loopback against the sandbox"
+    )
+    demo.add_argument("--keep", type=Path, help="keep the demo's repositories in this directory")
+
+    check = commands.add_parser("check-config", help="validate a .github/followup-bot.yml file")
+    check.add_argument("path", type=Path)
+
+    plan = commands.add_parser("plan", help="local dry runs of the bot's file edits")
+    plans = plan.add_subparsers(dest="plan", required=True, metavar="PLAN")
+    bump = plans.add_parser("bump", help="edit one FetchContent pin in a local checkout")
+    bump.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    bump.add_argument("--file", required=True, help="the CMake file, relative to --repo")
+    bump.add_argument("--dependency", required=True, help="the FetchContent_Declare name")
+    bump.add_argument("--to", required=True, help="the new GIT_TAG value (a commit sha)")
+    bump.add_argument(
+        "--write", action="store_true", help="apply the edit (default: print the diff)"
+    )
+    prune = plans.add_parser("prune", help="remove or narrow torch ABI allowlist entries locally")
+    prune.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    prune.add_argument("--file", required=True, help="the allowlist file, relative to --repo")
+    prune.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
+    prune.add_argument(
+        "--remove", action="append", default=[], metavar="PATTERN", help="an entry to delete"
+    )
+    prune.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="PATTERN=NEW[,NEW...]",
+        help="an entry to replace with narrower ones",
+    )
+    prune.add_argument(
+        "--write", action="store_true", help="apply the edit (default: print the diff)"
+    )
+
+    report = commands.add_parser("report", help="reports from the bot's records")
+    reports = report.add_subparsers(dest="report", required=True, metavar="REPORT")
+    flaky = reports.add_parser("flaky", help="the flakiest steps and rules retry-flaky has seen")
+    _database_option(flaky)
+
+    deliveries = commands.add_parser("deliveries", help="look into the inbox; replay a delivery")
+    actions = deliveries.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", help="the newest deliveries (read-only)")
+    listing.add_argument("--failed", action="store_true", help="only deliveries that failed")
+    listing.add_argument(
+        "--limit",
+        type=_positive,
+        default=DEFAULT_LIST_LIMIT,
+        metavar="N",
+        help=f"at most N deliveries (default: {DEFAULT_LIST_LIMIT})",
+    )
+    listing.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    _database_option(listing)
+    show = actions.add_parser("show", help="one delivery in full (read-only)")
+    show.add_argument("delivery_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    show.add_argument("--payload", action="store_true", help="print the stored payload too")
+    _database_option(show)
+    replay = actions.add_parser(
+        "replay", help="queue a failed delivery again, for the running service to run"
+    )
+    replay.add_argument("delivery_id", metavar="ID")
+    replay.add_argument(
+        "--force", action="store_true", help="replay a delivery that is done (every handler)"
+    )
+    _database_option(replay)
+
+    audit = commands.add_parser(
+        "audit", help="audit a wheel or package directory against the torch ABI allowlist"
+    )
+    audit.add_argument("target", type=Path, help="a .whl file or an unpacked package directory")
+    audit.add_argument("--allowlist-file", type=Path, required=True, help="check-torch-abi.py")
+    audit.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
+    audit.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    return parser
+
+
+def _demo(keep: Path | None) -> int:
+    # The stand-ins are a distribution of their own: the runtime image has no use for them.
+    try:
+        from sandbox.demo import run_demo
+    except ImportError:
+        print(DEMO_NEEDS_SANDBOX, file=sys.stderr)
+        return EXIT_USAGE
+    return run_demo(keep=keep, out=sys.stdout, err=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve()
+    if args.command == "demo":
+        return _demo(args.keep)
+    if args.command == "check-config":
+        from bot.config.schema import check_config
+
+        return check_config(args.path, sys.stdout, sys.stderr)
+    if args.command == "deliveries":
+        from bot.cli.deliveries import deliveries_command
+
+        return deliveries_command(args, sys.stdout, sys.stderr)
+    if args.command == "report":
+        from bot.retry.report import report_command
+
+        return report_command(args.database, sys.stdout, sys.stderr)
+    if args.command == "audit":
+        from bot.cli.audit import audit_command
+
+        return audit_command(
+            args.target,
+            args.allowlist_file,
+            variable=args.variable,
+            as_json=args.json,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
+    if args.plan == "prune":
+        from bot.cli.plan_prune import plan_prune
+
+        return plan_prune(
+            args.repo,
+            args.file,
+            variable=args.variable,
+            remove=args.remove,
+            replace=args.replace,
+            write=args.write,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
+    from bot.cli.plan_bump import plan_bump
+
+    return plan_bump(
+        args.repo,
+        args.file,
+        args.dependency,
+        args.to,
+        write=args.write,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def _serve() -> int:
+    from aiohttp import web
+
+    from bot.service import startup
+    from bot.service.app import create_app
+    from bot.service.settings import Settings, SettingsError
+    from bot.store.sqlite import StoreUnavailable
+
+    try:
+        settings = Settings.from_env(os.environ)
+    except SettingsError as exc:
+        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+        return EXIT_USAGE
+    refused = startup.refusal(settings)
+    if refused is not None:
+        print(REFUSING_TO_START.format(reason=refused), file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        web.run_app(create_app(settings), host=settings.host, port=settings.port)
+    except StoreUnavailable as exc:  # above all: another serve holds this database
+        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""What every command that opens the bot's database outside ``serve`` shares.
+
+Such a command opens an existing bot database only (never creating one on a
+wrong path, never migrating someone else's file), reports a problem as one
+``error:`` line with exit code 2, and ends quietly when its reader goes away
+(``| head``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+from bot.service.blocking import BlockingRunner
+from bot.store.protocol import Store
+from bot.store.sqlite import Access, SQLiteStore, StoreUnavailable
+
+T = TypeVar("T")
+
+EXIT_OK = 0
+EXIT_REFUSED = 2
+ERROR = "error: {message}"
+DATABASE_ERROR = "{path}: {error}"
+
+
+async def with_store(database: Path, access: Access, work: Callable[[Store], Awaitable[T]]) -> T:
+    """``work`` on the database, opened as ``access`` and closed afterwards."""
+    blocking = BlockingRunner(max_workers=1)
+    store = SQLiteStore(str(database), blocking, access=access)
+    try:
+        await store.open()
+        return await work(store)
+    finally:
+        await store.close()
+        blocking.close()
+
+
+def emit(out: TextIO, text: str) -> None:
+    out.write(text + "\n")
+
+
+def guarded(run: Callable[[], int], database: Path, out: TextIO, err: TextIO) -> int:
+    """``run()``'s exit code; a database problem is one ``error:`` line and exit 2."""
+    try:
+        code = run()
+        out.flush()  # here, not at exit: a reader gone by then is handled below
+    except StoreUnavailable as exc:
+        emit(err, ERROR.format(message=exc))
+        return EXIT_REFUSED
+    except sqlite3.Error as exc:  # e.g. still locked by a writer after the busy timeout
+        emit(err, ERROR.format(message=DATABASE_ERROR.format(path=database, error=exc)))
+        return EXIT_REFUSED
+    except BrokenPipeError:
+        # The reader (``| head``) took what it wanted and left; that is no
+        # error. Point stdout at /dev/null so the interpreter's last flush of
+        # what is still buffered does not raise (and print a traceback) again.
+        discard(out)
+        return EXIT_OK
+    return code
+
+
+def discard(out: TextIO) -> None:
+    try:
+        fileno = out.fileno()
+    except (OSError, ValueError):  # not a real file (a test's StringIO), or closed
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fileno)
+    finally:
+        os.close(devnull)

@@ -1,0 +1,1 @@
+"""PR comment commands: the grammar the bot answers."""

@@ -1,0 +1,1 @@
+"""The repository config (``.github/followup-bot.yml``): schema and loading."""

@@ -1,0 +1,1 @@
+"""The per-repository dashboard issue."""

@@ -1,0 +1,322 @@
+"""The dashboard: one issue per repository, showing what the bot knows, edited only on change.
+
+``collect`` reads everything from the store (no GitHub calls, so a reconcile
+tick can render it for free), ``render`` (in ``dashboard_text``) makes the
+markdown, and ``upsert_dashboard`` writes it: no request at all when the body
+is the one last written.
+
+Store documents the dashboard reads that other flows write:
+
+* ``dashboard-pin`` per ``<repo>#<pin>`` (build it with ``pin_snapshot``):
+  ``pinned`` (the sha the default branch pins), ``upstream_head`` (the head of
+  the followed upstream branch), ``behind`` (upstream commits not in the pin),
+  ``oldest_unrolled_at`` (epoch seconds of the oldest of those commits; None
+  when ``behind`` is 0) and optionally ``pr_state`` (e.g. "open", "merged").
+* ``dashboard-allowlist`` per repo (written by ``record_allowlist_evidence``):
+  ``{pattern: {"evidence": "stale" | "unstable" | "not on this platform",
+  "date": "YYYY-MM-DD" (UTC), "owner": pin name or None}}``.
+
+A dashboard closed by a human stays closed: its body is still kept current
+(an edit notifies nobody), it is never reopened and never replaced by a second
+issue; reopening it brings it back to the issue list. (Renovate recreates its
+Dependency Dashboard instead, which fights the human who closed it.)
+Callers serialise ``upsert_dashboard`` per repository, like every other flow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import gidgethub
+from gidgethub.abc import GitHubAPI
+
+from bot.allowlist.flow import owned
+from bot.config.schema import RepoConfig
+from bot.dashboard.text import (
+    DASHBOARD_TITLE,
+    MARKER,
+    PIN_KIND,
+    DashboardData,
+    EntryRow,
+    PinRow,
+    RetryRow,
+    pin_snapshot,
+    render,
+    utc_day,
+)
+from bot.github.changes import Repo
+from bot.pins import bump
+from bot.retry.flow import JOB_KIND
+from bot.store.protocol import Store
+
+__all__ = [
+    "ALLOWLIST_KIND",
+    "DASHBOARD_TITLE",
+    "MARKER",
+    "PIN_KIND",
+    "STATE_KIND",
+    "DashboardData",
+    "EntryRow",
+    "PinRow",
+    "RetryRow",
+    "Upsert",
+    "collect",
+    "pin_snapshot",
+    "record_allowlist_evidence",
+    "render",
+    "upsert_dashboard",
+]
+
+log = logging.getLogger(__name__)
+
+STATE_KIND = "dashboard"
+ALLOWLIST_KIND = "dashboard-allowlist"
+DAY = 86400.0
+GONE = (404, 410)  # the remembered issue was deleted or transferred away
+
+# What the bump flow's last outcome says about its PR, when no `pr_state` was recorded.
+PR_STATE_FROM_OUTCOME = {
+    bump.Outcome.CREATED.value: "open",
+    bump.Outcome.UPDATED.value: "open",
+    bump.Outcome.UNCHANGED.value: "open",
+    bump.Outcome.HUMAN_OWNED.value: "open, human commits",
+    bump.Outcome.CLOSED.value: "closed, pin current",
+    bump.Outcome.SKIPPED.value: "closed by a human",
+}
+LOG_CREATED = "%s: dashboard issue #%d created"
+LOG_UPDATED = "%s: dashboard issue #%d updated"
+LOG_GONE = "%s: dashboard issue #%d is gone (%d); looking for another"
+
+
+class Upsert(enum.StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+# --- what other flows record ------------------------------------------------------
+
+
+async def record_allowlist_evidence(
+    store: Store,
+    repo: str,
+    config: RepoConfig | None,
+    evidence: Mapping[str, str],
+    *,
+    now: float,
+    gone: Iterable[str] = (),
+) -> None:
+    """Remember the latest evidence per allowlist pattern; forget patterns in ``gone``
+    (no longer in the allowlist file)."""
+    doc = dict(await store.get_state(ALLOWLIST_KIND, repo) or {})
+    for pattern in gone:
+        doc.pop(pattern, None)
+    for pattern, kind in evidence.items():
+        doc[pattern] = {"evidence": kind, "date": utc_day(now), "owner": _owner(pattern, config)}
+    await store.put_state(ALLOWLIST_KIND, repo, doc)
+
+
+def _owner(pattern: str, config: RepoConfig | None) -> str | None:
+    if config is None:
+        return None
+    return next((pin.name for pin in config.pins if owned(pattern, pin)), None)
+
+
+# --- collect ----------------------------------------------------------------------
+
+
+async def collect(
+    store: Store, repo: str, config: RepoConfig | None, *, now: float
+) -> DashboardData:
+    """Everything the dashboard shows about ``repo``, from the store alone."""
+    config_doc, allow_doc, bump_docs, pin_docs, jobs = await asyncio.gather(
+        store.get_state(bump.CONFIG_STATE_KIND, repo),
+        store.get_state(ALLOWLIST_KIND, repo),
+        store.list_state(bump.STATE_KIND),
+        store.list_state(PIN_KIND),
+        store.list_state(JOB_KIND),
+    )
+    errors = str((config_doc or {}).get("error") or "")
+    return DashboardData(
+        repo=repo,
+        config_errors=tuple(line for line in errors.splitlines() if line.strip()),
+        pins=_pins(repo, config, dict(bump_docs), dict(pin_docs), now),
+        entries=_entries(allow_doc or {}, config),
+        retries=_retries(repo, jobs),
+    )
+
+
+def _pins(
+    repo: str,
+    config: RepoConfig | None,
+    bump_docs: Mapping[str, Mapping[str, Any]],
+    pin_docs: Mapping[str, Mapping[str, Any]],
+    now: float,
+) -> tuple[PinRow, ...]:
+    prefix = f"{repo}#"
+    if config is not None:
+        paused = {pin.name: pin.paused for pin in config.pins}
+    else:
+        # No usable config: show what the bot last knew rather than nothing.
+        names = {
+            key.removeprefix(prefix) for key in (*bump_docs, *pin_docs) if key.startswith(prefix)
+        }
+        paused = {
+            name: (bump_docs.get(prefix + name) or {}).get("last_result")
+            == bump.Outcome.PAUSED.value
+            for name in names
+        }
+    rows = []
+    for name, is_paused in sorted(paused.items()):
+        state = bump.PinState.load(bump_docs.get(prefix + name))
+        snap = pin_docs.get(prefix + name) or {}
+        oldest = _number(snap.get("oldest_unrolled_at"))
+        rows.append(
+            PinRow(
+                name=name,
+                pinned=_text(snap.get("pinned")),
+                upstream_head=_text(snap.get("upstream_head")),
+                behind=_int(snap.get("behind")),
+                oldest_unrolled_age_days=None if oldest is None else (now - oldest) / DAY,
+                pr=state.pr,
+                pr_state=_text(snap.get("pr_state"))
+                or PR_STATE_FROM_OUTCOME.get(state.last_result),
+                paused=is_paused,
+                last_failure=state.last_failure,
+            )
+        )
+    return tuple(rows)
+
+
+def _entries(doc: Mapping[str, Any], config: RepoConfig | None) -> tuple[EntryRow, ...]:
+    rows = []
+    for pattern, value in sorted(doc.items()):
+        entry = value if isinstance(value, Mapping) else {}
+        date = entry.get("date")
+        rows.append(
+            EntryRow(
+                pattern=pattern,
+                owner_pin=_text(entry.get("owner")) or _owner(pattern, config),
+                evidence=_text(entry.get("evidence")),
+                date=utc_day(date) if isinstance(date, int | float) else _text(date),
+            )
+        )
+    return tuple(rows)
+
+
+def _retries(repo: str, jobs: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[RetryRow, ...]:
+    rows = [
+        RetryRow(
+            job_id=job_id,
+            pr=_int(doc.get("pr")),
+            step=str(doc.get("step_key") or doc.get("name") or "?"),
+            job_class=_text(doc.get("class")),
+            rule=_text(doc.get("rule")),
+            outcome=_text(doc.get("outcome")),
+            requested_by=_text(doc.get("requested_by")),
+            reason=_text(doc.get("reason")),
+            at=_number(doc.get("at")) or 0.0,
+        )
+        for job_id, doc in jobs
+        if doc.get("repo") == repo
+    ]
+    return tuple(sorted(rows, key=lambda row: (-row.at, row.job_id)))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+# --- upsert -----------------------------------------------------------------------
+
+
+async def upsert_dashboard(
+    gh: GitHubAPI, store: Store, repo: Repo, body: str, *, bot_login: str
+) -> Upsert:
+    """Create the repo's dashboard issue, or edit it only when ``body`` changed."""
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    known = await store.get_state(STATE_KIND, repo.full_name)
+    if known is not None:
+        number = int(known["issue"])
+        if known.get("hash") == digest:
+            return Upsert.UNCHANGED
+        try:
+            await _edit(gh, repo, number, body)
+        except gidgethub.BadRequest as exc:
+            if int(exc.status_code) not in GONE:
+                raise
+            log.warning(LOG_GONE, repo.full_name, number, int(exc.status_code))
+        else:
+            await _remember(store, repo, number, digest)
+            log.info(LOG_UPDATED, repo.full_name, number)
+            return Upsert.UPDATED
+    found = await _find(gh, repo, bot_login)
+    if found is None:
+        created = await gh.post(
+            "/repos/{owner}/{repo}/issues",
+            url_vars=repo.vars(),
+            data={"title": DASHBOARD_TITLE, "body": body},
+        )
+        number = int(created["number"])
+        await _remember(store, repo, number, digest)
+        log.info(LOG_CREATED, repo.full_name, number)
+        return Upsert.CREATED
+    number = int(found["number"])
+    outcome = Upsert.UNCHANGED
+    if found.get("body") != body:
+        await _edit(gh, repo, number, body)
+        outcome = Upsert.UPDATED
+        log.info(LOG_UPDATED, repo.full_name, number)
+    await _remember(store, repo, number, digest)
+    return outcome
+
+
+async def _edit(gh: GitHubAPI, repo: Repo, number: int, body: str) -> None:
+    # Only the body: the state is left alone, so a dashboard a human closed stays closed.
+    await gh.patch(
+        "/repos/{owner}/{repo}/issues/{number}",
+        url_vars=repo.vars(number=str(number)),
+        data={"body": body},
+    )
+
+
+async def _remember(store: Store, repo: Repo, number: int, digest: str) -> None:
+    await store.put_state(STATE_KIND, repo.full_name, {"issue": number, "hash": digest})
+
+
+async def _find(gh: GitHubAPI, repo: Repo, bot_login: str) -> dict[str, Any] | None:
+    """The bot's dashboard issue, open or closed (the oldest if a crash left two).
+
+    Only when the store lost it: closed ones count too, so losing the store never
+    turns a human's "close" into a second dashboard.
+    """
+    found: dict[str, Any] | None = None
+    async for issue in gh.getiter(
+        "/repos/{owner}/{repo}/issues{?creator,state,per_page}",
+        url_vars=repo.vars(creator=bot_login, state="all", per_page="100"),
+    ):
+        # The issues list also holds pull requests; the author and the marker are
+        # checked here too (not the title, which a human may edit).
+        if (
+            "pull_request" not in issue
+            and (issue.get("user") or {}).get("login") == bot_login
+            and MARKER in str(issue.get("body") or "")
+            and (found is None or int(issue["number"]) < int(found["number"]))
+        ):
+            found = issue
+    return found

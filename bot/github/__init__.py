@@ -1,0 +1,1 @@
+"""GitHub: the App client, authentication, commits and PR upserts, exactly-once effects."""

@@ -1,0 +1,1 @@
+"""Landing approved bump PRs: rules, flow and what the bot says."""

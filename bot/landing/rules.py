@@ -1,0 +1,209 @@
+"""The decisions behind landing an approved bump, as pure functions.
+
+Kept apart from ``bot.landing.flow`` (which does the I/O) so that the bump flow can
+consult the cooldown without importing the landing flow, and so that every
+rule here is tested without a network: which paths a PR may touch, who owns a
+path by CODEOWNERS, whether an approval is of the current head, how many CI
+attempts a head gets, and whether a pin is still cooling down.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from typing import Any
+
+# Store kind of both the per-PR landing state (key ``<repo>#<number>``) and the
+# per-pin cooldown record (key ``<repo>#<pin>``, as ``bot.pins.bump.pin_key``).
+LANDING_KIND = "landing"
+# Like AutoRoll: a head gets its first CI run and at most two retried ones.
+MAX_LANDING_ATTEMPTS = 3
+# Where GitHub looks for CODEOWNERS, in its order of precedence.
+CODEOWNERS_PATHS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+_WILDCARDS = frozenset("*?[")
+
+
+def _translate(pattern: str) -> str:
+    """A glob as a regex body: ``*``/``?`` stay inside a segment, ``**`` crosses them."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")  # zero or more whole directories
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            inside = pattern[i + 1 : end]
+            negate = inside[:1] == "!"
+            body = re.escape(inside[1:] if negate else inside).replace(r"\-", "-")
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=512)
+def _path_glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(_translate(pattern) + r"\Z")
+
+
+def path_matches(path: str, glob: str) -> bool:
+    """Whether a repo-relative ``path`` matches a landing ``glob`` (whole path)."""
+    return _path_glob(glob).match(path) is not None
+
+
+def paths_outside(paths: Iterable[str], globs: Sequence[str]) -> list[str]:
+    """The paths no glob allows, sorted; empty when the PR may be landed."""
+    return sorted({path for path in paths if not any(path_matches(path, g) for g in globs)})
+
+
+def touched_paths(files: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Every path a PR's file list touches; a rename touches its old name too."""
+    paths: set[str] = set()
+    for entry in files:
+        paths.add(str(entry["filename"]))
+        previous = entry.get("previous_filename")
+        if isinstance(previous, str) and previous:
+            paths.add(previous)
+    return sorted(paths)
+
+
+# --- CODEOWNERS ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OwnerRule:
+    pattern: str
+    owners: tuple[str, ...]  # as written: "@user", "@org/team" or an e-mail address
+
+
+@lru_cache(maxsize=512)
+def _codeowners_glob(pattern: str) -> re.Pattern[str]:
+    # gitignore-style, as GitHub applies it: a pattern with a slash before its end
+    # is anchored at the root; otherwise it matches at any depth. A pattern may
+    # name a directory, and then owns everything below it, except that a last
+    # segment with a wildcard (``docs/*``) covers only that one level.
+    directory_only = pattern.endswith("/")
+    body = pattern.strip("/")
+    anchored = "/" in pattern.rstrip("/")
+    prefix = "" if anchored else "(?:.*/)?"
+    last = body.rsplit("/", 1)[-1]
+    if directory_only:
+        suffix = "/.*"
+    elif _WILDCARDS & set(last) and last != "**":
+        suffix = ""
+    else:
+        suffix = "(?:/.*)?"
+    return re.compile(prefix + _translate(body) + suffix + r"\Z")
+
+
+def parse_codeowners(text: str) -> list[OwnerRule]:
+    """The rules of a CODEOWNERS file, in file order (the last match wins)."""
+    rules = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        tokens = line.split()
+        owners = []
+        for token in tokens[1:]:
+            if token.startswith("#"):
+                break  # the rest of the line is a comment
+            owners.append(token)
+        rules.append(OwnerRule(tokens[0].replace("\\#", "#"), tuple(owners)))
+    return rules
+
+
+def owners_of(path: str, rules: Sequence[OwnerRule]) -> tuple[str, ...]:
+    """The owners of ``path``: those of the last matching rule (none: unowned)."""
+    for rule in reversed(rules):
+        if _codeowners_glob(rule.pattern).match(path):
+            return rule.owners
+    return ()
+
+
+def is_user_owner(login: str, owners: Iterable[str]) -> bool:
+    """Whether ``login`` is named in ``owners`` as a user. Teams (``@org/team``) and
+    e-mail entries never count: see the ``codeowners`` key in docs/configuration.md."""
+    wanted = f"@{login}".casefold()
+    return any(owner.casefold() == wanted for owner in owners if "/" not in owner)
+
+
+def paths_not_owned_by(login: str, paths: Iterable[str], rules: Sequence[OwnerRule]) -> list[str]:
+    """The paths ``login`` does not own as a user; empty when they own every one."""
+    return sorted(path for path in set(paths) if not is_user_owner(login, owners_of(path, rules)))
+
+
+# --- heads, attempts, cooldown ---------------------------------------------------------
+
+
+def approved_at_head(commit_id: object, head: str) -> bool:
+    """An approval counts only for the commit it was given on, and only if that is the head."""
+    return isinstance(commit_id, str) and bool(commit_id) and commit_id == head
+
+
+def may_retry(failed_runs: int, max_attempts: int = MAX_LANDING_ATTEMPTS) -> bool:
+    """After ``failed_runs`` failed CI runs of one head, whether another attempt is allowed."""
+    return failed_runs < max_attempts
+
+
+def in_cooldown(doc: Mapping[str, Any] | None, now: float, minutes: int) -> bool:
+    """Whether a pin whose cooldown record is ``doc`` (store kind ``landing``, key
+    ``<repo>#<pin>``) landed less than ``minutes`` ago at ``now`` (epoch seconds)."""
+    if not doc:
+        return False
+    landed = doc.get("landed_at")
+    if isinstance(landed, bool) or not isinstance(landed, int | float):
+        return False
+    return now < float(landed) + minutes * 60.0
+
+
+# --- check runs --------------------------------------------------------------------------
+
+# Conclusions GitHub itself accepts for a required check (the rest block a merge).
+CHECK_CONCLUSIONS_OK = frozenset({"success", "neutral", "skipped"})
+COMPLETED = "completed"
+
+
+def latest_check_runs(runs: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The newest run of each check name (a re-run adds a run; the newest one counts)."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for run in runs:
+        name = str(run.get("name") or "")
+        kept = latest.get(name)
+        if kept is None or int(run.get("id") or 0) > int(kept.get("id") or 0):
+            latest[name] = run
+    return latest
+
+
+def check_runs_not_green(runs: Iterable[Mapping[str, Any]], required: Sequence[str]) -> str | None:
+    """Why the head's check runs keep it from merging, or None.
+
+    ``required`` are name globs: every run whose name matches one must have completed
+    with an accepted conclusion, and a name without wildcards must have reported at all
+    (as GitHub waits for a required check that has not started)."""
+    latest = latest_check_runs(runs)
+    for name, run in sorted(latest.items()):
+        if not any(fnmatchcase(name, glob) for glob in required):
+            continue
+        if run.get("status") != COMPLETED:
+            return f"check run {name!r} is {run.get('status')}"
+        if run.get("conclusion") not in CHECK_CONCLUSIONS_OK:
+            return f"check run {name!r} concluded {run.get('conclusion')}"
+    for glob in required:
+        if not _WILDCARDS & set(glob) and glob not in latest:
+            return f"check run {glob!r} has not reported"
+    return None

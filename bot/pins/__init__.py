@@ -1,0 +1,1 @@
+"""Pin bumps: the bump flow, its wording and the pin commands."""

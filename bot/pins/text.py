@@ -1,0 +1,205 @@
+"""What a bump PR says: title, body, commit message and comments.
+
+Pure functions over plain data, so the wording is tested without any I/O and
+the handlers only decide *when* to say it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.github import neutralise
+
+MAX_LISTED_COMMITS = 50
+BRANCH_PREFIX = "followup-bot/bump/"
+TRAILER_PIN = "Followup-Bot-Pin"
+TRAILER_TARGET = "Followup-Bot-Target"
+TRAILER_FROM = "Followup-Bot-From"
+
+TITLE = "Bump {pin} from {old7} to {new7} ({count} commit{plural})"
+TITLE_TARGET = re.compile(r" to (?P<new7>[0-9a-f]{7,40}) \(\d+ commits?\)$")
+MARKER = "<!-- followup-bot:bump pin={pin} target={target} -->"
+
+BODY_CONTROLS = """\
+### Controls
+- Review and merge as usual once CI is green.
+- **Push to this branch** to take it over: the bot stops updating it and says so once.
+- **Close this PR** to skip upstream `{new7}`; the bot opens a new one when upstream moves again.
+- The bot updates this PR in place when `{upstream}@{branch}` moves, and closes it if the pin \
+becomes current some other way.
+
+If this bump breaks main, revert it and pause the bot for this pin \
+(`paused: true` under `{pin}` in `.github/followup-bot.yml`)."""
+
+COMMENT_ALREADY_CURRENT = (
+    "Closing: `{file}` already pins `{dependency}` at `{value7}`, which is {relation} "
+    "`{upstream}@{branch}` (`{head7}`). Nothing to bump."
+)
+RELATION_CURRENT = "the head of"
+RELATION_AHEAD = "ahead of"
+COMMENT_HUMAN_PUSH = (
+    "Someone other than the bot pushed to `{branch}` (head `{head7}`), so the bot will no "
+    "longer force-push this branch. The PR is yours now; close it to let the bot start "
+    "a fresh bump when upstream moves."
+)
+MARKER_HUMAN_PUSH = "<!-- followup-bot:human-push pin={pin} head={head} -->"
+MARKER_ALREADY_CURRENT = "<!-- followup-bot:already-current pin={pin} -->"
+COMMENT_REWRITTEN = (
+    "Upstream history was rewritten: `{old7}`, the commit this PR pins, is no longer on "
+    "`{upstream}@{branch}` (now at `{head7}`). The bot leaves this PR to you: close it, and "
+    "the bot opens a fresh bump from the new history when upstream moves again."
+)
+MARKER_REWRITTEN = "<!-- followup-bot:upstream-rewritten pin={pin} target={target} -->"
+
+
+@dataclass(frozen=True)
+class UpstreamCommit:
+    sha: str
+    date: str  # YYYY-MM-DD
+    author: str
+    subject: str
+    html_url: str
+
+
+@dataclass(frozen=True)
+class BumpText:
+    title: str
+    body: str
+    commit_message: str
+    trailers: str  # the commit message's last paragraph, for commits on top of it
+
+
+def bump_branch(pin: str) -> str:
+    return f"{BRANCH_PREFIX}{pin}"
+
+
+def short(sha: str) -> str:
+    return sha[:7]
+
+
+def title_target(title: str) -> str | None:
+    """The abbreviated target a bump title names (to tell a skipped target)."""
+    match = TITLE_TARGET.search(title)
+    return match.group("new7") if match else None
+
+
+def parse_compare_commits(commits: Sequence[Mapping[str, Any]]) -> list[UpstreamCommit]:
+    """Turn the ``commits`` of a compare response into what the body lists."""
+    parsed = []
+    for item in commits:
+        commit = item["commit"]
+        author_login = (item.get("author") or {}).get("login")
+        git_author = commit.get("author") or {}
+        parsed.append(
+            UpstreamCommit(
+                sha=item["sha"],
+                date=str(git_author.get("date") or "")[:10],
+                author=author_login or git_author.get("name") or "unknown",
+                subject=str(commit.get("message") or "").splitlines()[0]
+                if commit.get("message")
+                else "",
+                html_url=item["html_url"],
+            )
+        )
+    return parsed
+
+
+def repo_web_url(commit_html_url: str) -> str:
+    """``https://host/owner/repo`` from a commit's ``html_url``."""
+    return commit_html_url.split("/commit/", 1)[0]
+
+
+_PR_SUFFIX = re.compile(r"\s*\(#(?P<number>\d+)\)\s*$")
+# An unqualified "#N" as ``neutralise`` leaves it (inert, with a word joiner): not
+# part of an "owner/repo#N" or a word.
+_BARE_REFERENCE = re.compile(rf"(?<![\w/.-])#{neutralise.WORD_JOINER}(?P<number>\d+)")
+
+
+def _subject_line(commit: UpstreamCommit) -> str:
+    # Squash merges are titled "Title (#N)"; link N to the *upstream* PR, since a
+    # bare "#N" in our body would link to the downstream repo's issue N.
+    subject = commit.subject
+    link = f"[`{short(commit.sha)}`]({commit.html_url})"
+    match = _PR_SUFFIX.search(subject)
+    if match:
+        number = match.group("number")
+        subject = subject[: match.start()]
+        link = f"[#{number}]({repo_web_url(commit.html_url)}/pull/{number})"
+    # Upstream text must not ping, reference, close or inject anything downstream.
+    author, subject = neutralise.inline(commit.author), neutralise.inline(subject)
+    return f"- {commit.date} · {author} · {_upstream_references(subject, commit)} ({link})"
+
+
+def _upstream_references(subject: str, commit: UpstreamCommit) -> str:
+    """Every bare "#N" of an upstream subject ("Merge pull request #130 from …") is the
+    upstream's issue or PR N: link it there, by its qualified name, never downstream."""
+    web = repo_web_url(commit.html_url)
+    name = "/".join(web.rstrip("/").split("/")[-2:])
+
+    def link(match: re.Match[str]) -> str:
+        number = match.group("number")
+        return f"[{name}#{neutralise.WORD_JOINER}{number}]({web}/issues/{number})"
+
+    return _BARE_REFERENCE.sub(link, subject)
+
+
+def render(
+    *,
+    pin: str,
+    dependency: str,
+    file: str,
+    upstream: str,
+    branch: str,
+    old: str,
+    new: str,
+    total_commits: int,
+    commits: Sequence[UpstreamCommit],
+    compare_url: str,
+) -> BumpText:
+    count = max(total_commits, len(commits))
+    title = TITLE.format(
+        pin=pin, old7=short(old), new7=short(new), count=count, plural="" if count == 1 else "s"
+    )
+    listed = list(commits)[-MAX_LISTED_COMMITS:][::-1]  # newest first, like a log
+    lines = [_subject_line(c) for c in listed]
+    if count > len(listed):
+        lines.append(f"- … and {count - len(listed)} more: [full comparison]({compare_url})")
+    intro = (
+        f"Bumps `{dependency}` in `{file}` from `{short(old)}` to `{short(new)}`, "
+        f"the head of `{upstream}@{branch}` ([compare]({compare_url}))."
+    )
+    controls = BODY_CONTROLS.format(new7=short(new), upstream=upstream, branch=branch, pin=pin)
+    body = "\n\n".join(
+        [
+            intro,
+            f"### Upstream commits ({count})\n" + "\n".join(lines),
+            controls,
+            MARKER.format(pin=pin, target=new),
+        ]
+    )
+    plain = [f"- {c.date} {neutralise.commit_line(c.subject)} ({short(c.sha)})" for c in listed]
+    if count > len(listed):
+        plain.append(f"- ... and {count - len(listed)} more")
+    trailers = trailer_block(pin, old, new)
+    message = "\n\n".join([title, "\n".join(plain), trailers])
+    return BumpText(title=title, body=body, commit_message=message + "\n", trailers=trailers)
+
+
+def trailer_block(pin: str, old: str, new: str) -> str:
+    """The trailers that mark a commit as the bot's bump of ``pin`` from ``old`` to ``new``
+    (the bump commit and any commit the bot puts on top of it carry them)."""
+    return f"{TRAILER_PIN}: {pin}\n{TRAILER_FROM}: {old}\n{TRAILER_TARGET}: {new}"
+
+
+def commit_trailers(message: str) -> dict[str, str]:
+    """The ``Key: value`` trailers of the last paragraph of a commit message."""
+    paragraphs = message.strip().split("\n\n")
+    trailers = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            trailers[key] = value.strip()
+    return trailers

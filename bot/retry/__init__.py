@@ -1,0 +1,1 @@
+"""retry-flaky: classifying failures, main-branch history, the flow and its report."""

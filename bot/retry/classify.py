@@ -1,0 +1,394 @@
+"""Why a CI job failed, as far as a retry decision needs to know.
+
+``classify`` puts one hard-failed Buildkite job in one class, first match
+wins, each with one line of evidence a maintainer can check:
+
+1. **infra**: the job never really ran or the machine under it failed: agent
+   lost (exit status -1), an infra signal reason, expired, an empty log, or a
+   log line matching an infra pattern → retry.
+2. **known flaky**: a repository rule (step glob, label glob, log regex)
+   matches → retry, naming the rule.
+3. **broken trunk**: main's latest finished run of the step failed with the
+   same signature → do not retry; link that main build.
+4. **flaky by history**: main's latest run passed, and main has seen this
+   very failure pass on retry → retry; link that main build.
+5. **new failure**: anything else → do not retry.
+
+Deliberately *not* infra by default, because they are usually the PR's own
+doing and a retry would only hide it (a repository rule can still say
+otherwise for a known case):
+
+- CUDA out of memory inside a test: the PR made something bigger, or leaks;
+- NCCL watchdog timeouts: a collective that never completes is most often a
+  rank that diverged or deadlocked in the code under test;
+- NCCL connection errors ("Connection closed by remote peer" between ranks):
+  one rank died first, and its own failure is the real cause;
+- a job that timed out, or that someone canceled (signal reason ``cancel``).
+
+Unknown evidence never counts: a signature of kind ``none`` matches nothing,
+and a log that was not read (``log_tail is None``) is not an empty log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from fnmatch import fnmatchcase
+from functools import lru_cache
+
+from bot.abi.log import clean_log
+from bot.buildkite.job_states import NO_AGENT_STATES
+from bot.retry.signature import NO_SIGNATURE, Signature, signature_from_lines
+
+MAX_EVIDENCE_CHARS = 240
+EXCERPT_CHARS = 160  # of a matched log line
+EXCERPT_CONTEXT = 40  # characters kept before the match in a long line
+SIGNATURE_CHARS = 140  # of a signature shown in evidence, so the reason still fits
+
+EVIDENCE_AGENT_LOST = "agent lost (exit status -1)"
+EVIDENCE_SIGNAL = "signal reason {reason}: {meaning}"
+EVIDENCE_EXPIRED = "job expired before an agent ran it"
+EVIDENCE_EMPTY_LOG = "empty log: the job printed nothing"
+EVIDENCE_INFRA_LINE = "{name}: {line}"
+EVIDENCE_RULE_LINE = "rule {name}: {line}"
+EVIDENCE_BROKEN_TRUNK = "main build #{number} ({commit}) failed the same way: {signature}"
+EVIDENCE_FLAKY_HISTORY = "passed on retry on main, build #{number} ({commit}): {signature}"
+EVIDENCE_NEW = "{signature}; {why}"
+WHY_NOT_READ = "log not read: no evidence that it is flaky"
+WHY_NO_HISTORY = "no finished main run of this step to compare with"
+WHY_MAIN_DIFFERENT = "main build #{number} failed differently"
+WHY_NOT_SEEN = "main build #{number} passed; never seen passing on retry on main"
+WHY_UNKNOWN_SIGNATURE = "nothing to compare with main"
+
+
+class FailureClass(StrEnum):
+    INFRA = "infra"
+    KNOWN_FLAKY = "known-flaky"
+    BROKEN_TRUNK = "broken-trunk"
+    FLAKY_BY_HISTORY = "flaky-by-history"
+    NEW_FAILURE = "new-failure"
+
+
+RETRY = frozenset({FailureClass.INFRA, FailureClass.KNOWN_FLAKY, FailureClass.FLAKY_BY_HISTORY})
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _checked(kind: str, name: str, pattern: str) -> None:
+    """Fail where the pattern is defined (config load), not in the middle of a command."""
+    try:
+        _compiled(pattern)
+    except re.error as error:
+        raise ValueError(f"{kind} {name!r}: invalid regular expression: {error}") from None
+
+
+@dataclass(frozen=True)
+class LogPattern:
+    """A named regex, searched in each cleaned log line."""
+
+    name: str
+    pattern: str
+
+    def __post_init__(self) -> None:
+        _checked("infra pattern", self.name, self.pattern)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.pattern)
+
+
+@dataclass(frozen=True)
+class FlakyRule:
+    """A known-flaky rule: ``step`` and ``label`` are fnmatch globs (step key, job name)."""
+
+    name: str
+    log: str
+    step: str = "*"
+    label: str = "*"
+
+    def __post_init__(self) -> None:
+        _checked("flaky rule", self.name, self.log)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.log)
+
+    def applies_to(self, step_key: str | None, name: str) -> bool:
+        return fnmatchcase(step_key or "", self.step) and fnmatchcase(name, self.label)
+
+
+# Each pattern names a failure of the machine or of a service the job depends
+# on, never of the code under test. Infra patterns are not searched inside
+# pytest node ids (see _without_test_ids), so a test called test_oom_kill or
+# a folder called image_pull/ is not taken for one.
+DEFAULT_INFRA_PATTERNS: tuple[LogPattern, ...] = (
+    # The kernel's OOM killer, in the runner's or the container runtime's words.
+    # Host memory is shared by every job on the agent; GPU memory is not this.
+    LogPattern(
+        "runner-oom-kill",
+        r"\boom[-_ ]kill\b|\bOOMKilled\b|Out of memory: Killed process|Memory cgroup out of memory",
+    ),
+    # bash reporting a child ended by SIGKILL: on an agent, the OOM killer or a
+    # teardown of the machine (nothing in a test run sends SIGKILL itself).
+    LogPattern("killed", r"^\s*Killed\s*$|(?:^|\s)line \d+:\s+\d+ Killed\b"),
+    # The agent's verdict for the same thing: 137 = 128 + SIGKILL.
+    LogPattern("exit-137", r"exited with status 137\b|exit status 137\b"),
+    # The image the job runs in could not be fetched: registry or network
+    # trouble (the image itself is built and pushed by an earlier step).
+    LogPattern(
+        "image-pull",
+        r"\bErrImagePull\b|\bImagePullBackOff\b|[Ff]ailed to pull (?:and unpack )?image"
+        r"|\btoomanyrequests: ",
+    ),
+    # The tag is not (yet) in the registry: replication lag or a push that was
+    # lost; the next attempt normally finds it.
+    LogPattern("manifest-unknown", r"manifest unknown|manifest for \S+ not found"),
+    # The Hugging Face Hub answered 5xx or rate-limited us while a model was
+    # being fetched: the Hub's state, not the PR's.
+    LogPattern(
+        "hf-hub-http",
+        r"HfHubHTTPError: (?:5\d\d|429)\b"
+        r"|\b(?:5\d\d|429) (?:Server|Client) Error\b.*(?:huggingface\.co|\bhf\.co)",
+    ),
+    # Timeouts and dropped connections to the Hub or its CDN. huggingface_hub
+    # logs the same text with "Retrying in ..." when it will try again itself,
+    # so those lines are skipped: they may have been followed by a success.
+    LogPattern(
+        "hf-hub-network",
+        r"^(?!.*\bRetrying\b).*host='(?:[\w-]+\.)*(?:huggingface\.co|hf\.co)'"
+        r".*(?:timed out|Max retries exceeded|Connection reset|Connection aborted"
+        r"|RemoteDisconnected)",
+    ),
+    # huggingface_hub gave up reaching the Hub and had no cached copy. The
+    # offline-mode message ("outgoing traffic has been disabled") is not this:
+    # a missing cached model in offline mode is the PR's doing.
+    LogPattern(
+        "hf-hub-unreachable",
+        r"cannot find the requested files in the local cache\. Please check your connection"
+        r"|couldn't connect to 'https://huggingface\.co'",
+    ),
+    # The peer reset a streamed download mid-body: in a test job that is a
+    # model or dataset download (requests' own wording; local test servers the
+    # tests start are spoken to with httpx/aiohttp, which word it differently).
+    LogPattern(
+        "download-connection-reset",
+        r"^(?!.*\b(?:Retrying|localhost|127\.0\.0\.1)\b)"
+        r"(?:.*Connection broken: ConnectionResetError"
+        r"|(?=.*(?:[Dd]ownload|huggingface|\bhf\.co)).*Connection reset by peer)",
+    ),
+    # The agent's disk filled up (docker layers, caches of earlier jobs).
+    LogPattern("disk-full", r"No space left on device"),
+    # The agent's container runtime is gone.
+    LogPattern("docker-daemon", r"Cannot connect to the Docker daemon"),
+    # The GPU or its driver on the agent is broken: hardware, not code.
+    LogPattern(
+        "gpu-unavailable",
+        r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+        r"|nvidia-container-cli: (?:initialization|device) error|uncorrectable ECC error",
+    ),
+)
+
+# Buildkite's documented signal reasons, and what each means for a retry:
+_SIGNAL_REASONS: Mapping[str, str] = {
+    # the agent was stopped (scale-in, spot reclaim, a deploy) under the job
+    "agent_stop": "the agent was stopped while running the job",
+    # the agent would not take the job (its hooks or settings); another may
+    "agent_refused": "the agent refused the job",
+    # the agent is too old for what the job needs; another agent may not be
+    "agent_incompatible": "the agent was incompatible with the job",
+    # the process could not start, often for lack of memory or resources
+    "process_run_error": "the agent could not start the job's process",
+    # the stack (e.g. Kubernetes) could not launch the job: resources, scheduling
+    "stack_error": "the agent stack could not launch the job",
+}
+# Not infra: ``cancel`` (a person, or a newer build, stopped the job: rerunning
+# would overrule a decision and says nothing about flakiness) and
+# ``signature_rejected`` (pipeline signing refused the job: the same definition
+# would be refused again).
+INFRA_SIGNAL_REASONS = frozenset(_SIGNAL_REASONS)
+CANCELED_STATES = frozenset({"canceled", "canceling"})
+
+# pytest node ids (and plain .py paths) are masked before infra patterns are
+# searched: test names are not evidence about the machine. A path starts only
+# after a space, bracket or quote, which keeps the search linear.
+_TEST_ID = re.compile(r"(?<![^\s\[(\"'])[\w./-]+\.py\b(?:::\S+)?")
+# Only the head of a very long line is searched: enough for any real evidence,
+# and it bounds the cost of patterns (including users') on hostile logs.
+MAX_SEARCHED_CHARS = 8192
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One hard-failed job of the PR's build."""
+
+    job_id: str
+    step_key: str | None
+    name: str
+    state: str
+    exit_status: int | None
+    signal_reason: str | None
+    web_url: str
+    log_tail: bytes | None  # None: not read (e.g. expired before running)
+
+
+@dataclass(frozen=True)
+class MainRun:
+    """One finished main build's latest attempt of a step; newest first in a history."""
+
+    build_number: int
+    build_url: str
+    commit: str
+    finished_at: float
+    passed: bool
+    signature: Signature | None  # of the failed first attempt; None if passed or not known
+    passed_on_retry: bool  # failed, was retried, and a later attempt passed
+
+
+@dataclass(frozen=True)
+class Verdict:
+    failure_class: FailureClass
+    evidence: str  # one short line a maintainer can check
+    rule: str | None = None  # the flaky rule or infra pattern that matched
+    link: str | None = None  # the main build the verdict rests on
+
+    @property
+    def retry(self) -> bool:
+        return self.failure_class in RETRY
+
+
+def _short(text: str, limit: int = MAX_EVIDENCE_CHARS) -> str:
+    text = text.strip()
+    if len(text) > limit:
+        return text[: limit - 1] + "…"
+    return text
+
+
+def _excerpt(line: str, matched: LogPattern | FlakyRule) -> str:
+    """The line, or for a long one the part around the match (that is the evidence)."""
+    line = line.strip()[:MAX_SEARCHED_CHARS]
+    if len(line) <= EXCERPT_CHARS:
+        return line
+    found = matched.regex.search(line)
+    if found is None:
+        return _short(line, EXCERPT_CHARS)
+    # A pattern like `^(?!...).*word` matches from the line's start: show where it ends.
+    anchor = found.start()
+    if found.end() - anchor > EXCERPT_CHARS - EXCERPT_CONTEXT:
+        anchor = found.end() - (EXCERPT_CHARS - EXCERPT_CONTEXT)
+    start = max(0, anchor - EXCERPT_CONTEXT)
+    excerpt = line[start : start + EXCERPT_CHARS]
+    return ("…" if start else "") + excerpt + ("…" if start + EXCERPT_CHARS < len(line) else "")
+
+
+def _infra(
+    failure: Failure, lines: list[str] | None, patterns: Sequence[LogPattern]
+) -> Verdict | None:
+    infra = FailureClass.INFRA
+    reason = (failure.signal_reason or "").lower()
+    # A canceled job (by a person, a newer build or a step timeout) is never
+    # infra, whatever it left behind: the agent reports -1 for a process it
+    # ended on cancel, and the log stops wherever the cancel caught it.
+    if reason == "cancel" or failure.state in CANCELED_STATES:
+        return None
+    if failure.exit_status == -1:
+        return Verdict(infra, EVIDENCE_AGENT_LOST)
+    if reason in INFRA_SIGNAL_REASONS:
+        return Verdict(
+            infra, EVIDENCE_SIGNAL.format(reason=reason, meaning=_SIGNAL_REASONS[reason])
+        )
+    if failure.state in NO_AGENT_STATES:
+        return Verdict(infra, EVIDENCE_EXPIRED)
+    if lines is None:
+        return None
+    if not any(line.strip() for line in lines):
+        return Verdict(infra, EVIDENCE_EMPTY_LOG)
+    # Patterns in order (the specific ones first), each from the end of the log:
+    # the match nearest the failure is the one that explains it.
+    searched = [_TEST_ID.sub("<test>", line[:MAX_SEARCHED_CHARS]) for line in lines]
+    for pattern in patterns:
+        for line, masked in zip(reversed(lines), reversed(searched), strict=True):
+            if pattern.regex.search(masked):
+                evidence = EVIDENCE_INFRA_LINE.format(
+                    name=pattern.name, line=_excerpt(line, pattern)
+                )
+                return Verdict(infra, _short(evidence), rule=pattern.name)
+    return None
+
+
+def _known_flaky(
+    failure: Failure, lines: list[str] | None, rules: Sequence[FlakyRule]
+) -> Verdict | None:
+    if not lines:
+        return None
+    for rule in rules:
+        if not rule.applies_to(failure.step_key, failure.name):
+            continue
+        line = next(
+            (line for line in reversed(lines) if rule.regex.search(line[:MAX_SEARCHED_CHARS])),
+            None,
+        )
+        if line is not None:
+            evidence = EVIDENCE_RULE_LINE.format(name=rule.name, line=_excerpt(line, rule))
+            return Verdict(FailureClass.KNOWN_FLAKY, _short(evidence), rule=rule.name)
+    return None
+
+
+def _from_history(signature: Signature, runs: Sequence[MainRun], log_read: bool) -> Verdict:
+    new = FailureClass.NEW_FAILURE
+    described = _short(signature.describe(), SIGNATURE_CHARS)
+    if not log_read:
+        return Verdict(new, WHY_NOT_READ)
+    if signature.kind == "none":
+        return Verdict(new, EVIDENCE_NEW.format(signature=described, why=WHY_UNKNOWN_SIGNATURE))
+    if not runs:
+        return Verdict(new, _short(EVIDENCE_NEW.format(signature=described, why=WHY_NO_HISTORY)))
+    latest = runs[0]
+    if not latest.passed:
+        if signature.matches(latest.signature):
+            evidence = EVIDENCE_BROKEN_TRUNK.format(
+                number=latest.build_number, commit=latest.commit[:7], signature=described
+            )
+            return Verdict(FailureClass.BROKEN_TRUNK, _short(evidence), link=latest.build_url)
+        why = WHY_MAIN_DIFFERENT.format(number=latest.build_number)
+        evidence = EVIDENCE_NEW.format(signature=described, why=why)
+        return Verdict(new, _short(evidence), link=latest.build_url)
+    seen = next(
+        (run for run in runs if run.passed_on_retry and signature.matches(run.signature)), None
+    )
+    if seen is not None:
+        evidence = EVIDENCE_FLAKY_HISTORY.format(
+            number=seen.build_number, commit=seen.commit[:7], signature=described
+        )
+        return Verdict(FailureClass.FLAKY_BY_HISTORY, _short(evidence), link=seen.build_url)
+    why = WHY_NOT_SEEN.format(number=latest.build_number)
+    return Verdict(new, _short(EVIDENCE_NEW.format(signature=described, why=why)))
+
+
+def classify(
+    failure: Failure,
+    *,
+    history: Sequence[MainRun],
+    rules: Sequence[FlakyRule] = (),
+    infra: Sequence[LogPattern] = DEFAULT_INFRA_PATTERNS,
+    pr_commit: str | None = None,
+) -> Verdict:
+    """The class of one failed job, with its evidence (see the module docstring)."""
+    lines = None if failure.log_tail is None else clean_log(failure.log_tail)
+    verdict = _infra(failure, lines, infra) or _known_flaky(failure, lines, rules)
+    if verdict is not None:
+        return verdict
+    signature = NO_SIGNATURE if lines is None else signature_from_lines(lines)
+    # Runs on the PR's own commit say nothing about main apart from the PR
+    # (main's build of a merged PR, or a PR built from main's head). Newest
+    # first by finish time; a stable sort keeps the given order on ties.
+    runs = sorted(
+        (run for run in history if pr_commit is None or run.commit != pr_commit),
+        key=lambda run: run.finished_at,
+        reverse=True,
+    )
+    return _from_history(signature, runs, log_read=lines is not None)

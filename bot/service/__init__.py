@@ -1,0 +1,1 @@
+"""The webhook service: app, settings, intake, inbox, dispatch, reconcile."""

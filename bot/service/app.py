@@ -1,0 +1,186 @@
+"""The aiohttp application: routes, and the services' lifetime in ``cleanup_ctx``.
+
+One ``ClientSession`` per app, one store, one inbox, one GitHub App client;
+all created when the app starts and closed when it stops. The routes are
+registered up front and reach the inbox through a typed app key once the
+context has built it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+import aiohttp
+from aiohttp import web
+from gidgethub import routing
+
+import handlers.allowlist
+import handlers.bump
+import handlers.commands
+import handlers.dashboard
+import handlers.landing
+from bot.buildkite.client import BuildkiteClient, BuildkiteConfig
+from bot.github.client import GitHubApp
+from bot.service import startup
+from bot.service.blocking import BlockingRunner
+from bot.service.dispatch import build_dispatcher
+from bot.service.inbox import Inbox
+from bot.service.locks import KeyedLocks
+from bot.service.reconcile import reconcile_forever
+from bot.service.services import Services
+from bot.service.settings import Settings
+from bot.service.subjects import buildkite_subject, github_subject
+from bot.service.webhooks import (
+    MAX_BODY,
+    buildkite_webhook_handler,
+    github_webhook_handler,
+    healthz,
+)
+from bot.store.protocol import Store
+from bot.store.retention import start_retention, stop_retention
+from bot.store.sqlite import SQLiteStore
+
+log = logging.getLogger(__name__)
+
+WebView = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+SETTINGS = web.AppKey("settings", Settings)
+SERVICES = web.AppKey("services", Services)
+INBOX = web.AppKey("inbox", Inbox)
+GITHUB_VIEW: web.AppKey[WebView] = web.AppKey("github_view")
+BUILDKITE_VIEW: web.AppKey[WebView | None] = web.AppKey("buildkite_view")
+
+DEFAULT_ROUTERS: tuple[routing.Router, ...] = (
+    handlers.bump.router,
+    handlers.allowlist.router,
+    handlers.commands.router,
+    handlers.dashboard.router,
+    handlers.landing.router,
+)
+BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"
+
+
+def create_app(
+    settings: Settings,
+    *,
+    routers: Sequence[routing.Router] = DEFAULT_ROUTERS,
+    clock: Callable[[], float] = time.time,
+    backoff_base: float = 2.0,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> web.Application:
+    """The service; ``backoff_base`` is the inbox's first retry delay and ``sleep`` the
+    clients' rate-limit waits (tests shrink the one and record the other)."""
+    # Let the webhook view see (and refuse with 413) bodies just over the cap,
+    # instead of aiohttp answering before our handler runs.
+    app = web.Application(client_max_size=MAX_BODY + 1)
+    app[SETTINGS] = settings
+
+    async def services_ctx(app: web.Application) -> AsyncIterator[None]:
+        blocking = BlockingRunner(max_workers=4)
+        # The single-writer lock comes first: the inbox's start-up re-queues every
+        # RUNNING delivery as its own interrupted work, so a second serve on this
+        # database must stop here (DatabaseInUse), not run the first one's again.
+        store: Store = SQLiteStore(settings.database, blocking, clock=clock, single_writer=True)
+        try:
+            await store.open()
+        except BaseException:
+            blocking.close()
+            raise
+        # Said once this process owns its database: the line an operator checks first.
+        log.info(startup.summary(settings))
+        timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
+        session = aiohttp.ClientSession(timeout=timeout)
+        github = GitHubApp(
+            session,
+            app_id=settings.app_id,
+            private_key=settings.private_key,
+            base_url=settings.github_api_url,
+            timeout=settings.http_timeout,
+            clock=clock,
+            sleep=sleep,
+        )
+        buildkite = None
+        if settings.buildkite_api_token is not None:
+            buildkite = BuildkiteClient(
+                session,
+                BuildkiteConfig(
+                    api_url=settings.buildkite_api_url,
+                    token=settings.buildkite_api_token,
+                    timeout=settings.http_timeout,
+                ),
+                clock=clock,
+                sleep=sleep,
+            )
+        services = Services(
+            settings, session, store, blocking, github, clock, KeyedLocks(), buildkite
+        )
+        inbox = Inbox(
+            store,
+            build_dispatcher(routers, services),
+            workers=settings.workers,
+            max_attempts=settings.max_attempts,
+            backoff_base=backoff_base,
+            clock=clock,
+        )
+        services.followups.attach(inbox)
+        app[SERVICES] = services
+        app[INBOX] = inbox
+        app[GITHUB_VIEW] = github_webhook_handler(
+            settings.webhook_secret.encode(), inbox, github_subject, clock
+        )
+        app[BUILDKITE_VIEW] = _buildkite_view(settings, inbox, clock)
+        await inbox.start()
+        retention = start_retention(store, settings.retention_days, clock)
+        ticker = None
+        if settings.reconcile_interval > 0 and settings.repositories:
+            ticker = asyncio.create_task(
+                reconcile_forever(inbox, settings.repositories, settings.reconcile_interval, clock),
+                name="reconcile",
+            )
+        try:
+            yield
+        finally:
+            await stop_retention(retention)
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+            await inbox.stop()
+            await session.close()
+            await store.close()
+            blocking.close()
+
+    async def github_webhook(request: web.Request) -> web.StreamResponse:
+        view: WebView = request.app[GITHUB_VIEW]
+        return await view(request)
+
+    async def buildkite_webhook(request: web.Request) -> web.StreamResponse:
+        view = request.app[BUILDKITE_VIEW]
+        if view is None:
+            return web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
+        return await view(request)
+
+    app.cleanup_ctx.append(services_ctx)
+    app.router.add_post("/webhooks/github", github_webhook)
+    app.router.add_post("/webhooks/buildkite", buildkite_webhook)
+    app.router.add_get("/healthz", healthz)
+    return app
+
+
+def _buildkite_view(settings: Settings, inbox: Inbox, clock: Callable[[], float]) -> WebView | None:
+    """The Buildkite intake, in signature or plain-token mode as configured (None: off)."""
+    secret, token = settings.buildkite_webhook_secret, settings.buildkite_webhook_token
+    if secret is None and token is None:
+        return None
+    return buildkite_webhook_handler(
+        signature_secret=secret.encode() if secret is not None else None,
+        token=token.encode() if token is not None else None,
+        inbox=inbox,
+        subject_of=buildkite_subject,
+        clock=clock,
+        max_age=settings.buildkite_signature_max_age,
+    )

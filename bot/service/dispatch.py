@@ -1,0 +1,101 @@
+"""Run every handler that matches a delivery, each isolated from the others.
+
+One handler's failure is logged and makes the delivery fail (so the inbox
+retries it), but it never stops the other handlers; handlers that already
+succeeded are remembered in the store and skipped on the retry.
+
+Routing is bound to the delivery's source (``bot.service.sources``): an event name is
+only heard from the source whose secret signed it. A permanent failure (a bad
+payload, say) is one log line: its reason is the whole story, and a traceback
+would only bury it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from gidgethub import routing, sansio
+
+from bot.service.errors import PermanentError, TransientError, is_transient, retry_after, unforeseen
+from bot.service.services import Services
+from bot.service.sources import REFUSED_EVENT, routed_event
+from bot.store.protocol import Delivery
+
+log = logging.getLogger(__name__)
+
+ERROR_NOT_JSON = "delivery body is not a JSON object"
+ERROR_UNROUTABLE = "a {event} delivery whose fields cannot be routed (e.g. a non-string action)"
+ERROR_HANDLERS_FAILED = "{count} handler(s) failed: {details}"
+LOG_FAILED = "handler %s failed on delivery %s"
+
+Dispatcher = Callable[[Delivery], Awaitable[None]]
+Handler = Callable[..., Awaitable[Any]]
+
+
+def handler_name(handler: Handler) -> str:
+    return f"{handler.__module__}.{handler.__qualname__}"
+
+
+def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> Dispatcher:
+    router = routing.Router(*routers)
+
+    async def dispatch(delivery: Delivery) -> None:
+        try:
+            data = json.loads(delivery.payload)
+        except ValueError as exc:
+            raise PermanentError(ERROR_NOT_JSON) from exc
+        if not isinstance(data, dict):
+            raise PermanentError(ERROR_NOT_JSON)
+        name = routed_event(delivery.source, delivery.event)
+        if name is None:
+            raise PermanentError(REFUSED_EVENT.format(source=delivery.source, event=delivery.event))
+        event = sansio.Event(data, event=name, delivery_id=delivery.delivery_id)
+        try:
+            handlers = sorted(router.fetch(event), key=handler_name)
+        except TypeError as exc:  # e.g. an "action" that is a list: unhashable
+            raise PermanentError(ERROR_UNROUTABLE.format(event=name)) from exc
+        if not handlers:
+            return
+        done = await services.store.handlers_done(delivery.delivery_id)
+        failures: list[tuple[str, BaseException]] = []
+        for handler in handlers:
+            handler_id = handler_name(handler)
+            if handler_id in done:
+                continue
+            try:
+                await handler(event, services)
+            except Exception as exc:  # isolate: one handler never stops the others
+                _log_failure(handler_id, delivery.delivery_id, exc)
+                failures.append((handler_id, exc))
+            else:
+                await services.store.mark_handler_done(delivery.delivery_id, handler_id)
+        if failures:
+            raise _combined(failures)
+
+    return dispatch
+
+
+def _log_failure(handler_id: str, delivery_id: str, exc: Exception) -> None:
+    # The inbox writes the one line per failed attempt (every failed handler and its
+    # reason in it) and, when it gives up, the traceback of a failure nobody foresaw;
+    # here only DEBUG, for whoever wants every handler's every stack.
+    log.debug(LOG_FAILED, handler_id, delivery_id, exc_info=exc)
+
+
+def _combined(failures: Sequence[tuple[str, BaseException]]) -> Exception:
+    details = "; ".join(f"{name}: {type(exc).__name__}: {exc}" for name, exc in failures)
+    message = ERROR_HANDLERS_FAILED.format(count=len(failures), details=details)
+    transient = [exc for _, exc in failures if is_transient(exc)]
+    combined: Exception
+    if transient:
+        delays = [d for d in (retry_after(exc) for exc in transient) if d is not None]
+        combined = TransientError(message, retry_after=max(delays) if delays else None)
+    else:
+        combined = PermanentError(message)
+    # A failure nobody foresaw travels as the cause: its traceback is logged once,
+    # when the inbox records the delivery failed.
+    combined.__cause__ = next((exc for _, exc in failures if unforeseen(exc)), None)
+    return combined

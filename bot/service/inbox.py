@@ -1,0 +1,344 @@
+"""The durable inbox: workers that run stored deliveries, one subject at a time.
+
+Everything the bot does starts as a ``Delivery`` written to the store before
+anyone acts on it, so a crash or a restart loses nothing: deliveries a dead
+process was running are still RUNNING in the store and ``start`` queues them
+again. Workers claim the oldest due delivery whose subject is idle, which is
+what keeps two events about the same pin or PR from racing each other.
+
+Waking up uses one "something changed" ``asyncio.Event`` that is replaced
+every time it fires: a worker (or ``wait_idle``) takes the current event
+*before* looking at the store, so a change that lands after the look still
+wakes it, and there is no shared ``clear()`` to race on.
+
+Those wake-ups only come from this process. Work another process puts in the
+store (``followup-bot deliveries replay``) rings nobody, so an idle worker
+also looks again every ``poll_interval`` seconds: a replay is picked up within
+that time, and the idle cost is a couple of indexed queries per worker.
+
+A sender's redelivery of a delivery that FAILED (GitHub's "Redeliver" keeps
+its id) is queued again through ``admit``; any other known id is a duplicate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+
+from bot.service.errors import is_transient, retry_after
+from bot.store.protocol import Delivery, EnqueueResult, Store
+
+logger = logging.getLogger(__name__)
+
+Dispatcher = Callable[[Delivery], Awaitable[None]]
+
+LOG_OUTCOME = "delivery %s (%s, subject %s) attempt %d: %s"
+RESULT_DONE = "done"
+RESULT_RETRY = "retry in %.1fs after %s"
+RESULT_FAILED = "failed: %s"
+LOG_DUPLICATE = "delivery %s (%s) is a duplicate; dropped"
+LOG_REDELIVERED = (
+    "delivery %s (%s) had failed and was delivered again: queued to run again"
+    " (handlers that completed before are skipped)"
+)
+LOG_BODY_DIFFERS = (
+    "the redelivery of %s has a different body from the stored one; the stored one is kept"
+)
+LOG_BODY_CHECK_FAILED = "could not compare the redelivery of %s with the stored body"
+LOG_REQUEUED = "requeued %d deliveries interrupted by the previous run"
+LOG_WORKER_ERROR = "inbox worker %s hit a store error; pausing"
+GAVE_UP = "gave up after {attempts} attempts; the last one never finished (crash or shutdown)"
+ALREADY_STARTED = "the inbox is already running"
+
+# After a store error a worker waits this long (or for the next change)
+# before trying again, so a broken database does not become a busy loop.
+STORE_ERROR_PAUSE = 1.0
+# How often an idle worker looks at the store unasked, for work another process
+# queued (a replay from the command line): no in-process event announces it.
+EXTERNAL_POLL_INTERVAL = 2.0
+
+
+def backoff_delay(attempt: int, base: float, cap: float, rand: float) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2^(attempt-1))].
+
+    ``rand`` is a number in [0, 1) so callers (and tests) choose the randomness.
+    """
+    ceiling = min(cap, base * 2.0 ** max(attempt - 1, 0))
+    return max(ceiling, 0.0) * rand
+
+
+def failure_reason(exc: BaseException) -> str:
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+class Inbox:
+    def __init__(
+        self,
+        store: Store,
+        dispatch: Dispatcher,
+        *,
+        workers: int = 4,
+        max_attempts: int = 8,
+        backoff_base: float = 2.0,
+        backoff_max: float = 600.0,
+        clock: Callable[[], float] = time.time,
+        rng: Callable[[], float] = random.random,
+        poll_interval: float = EXTERNAL_POLL_INTERVAL,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if poll_interval <= 0:
+            raise ValueError("poll_interval must be positive")
+        self._poll_interval = poll_interval
+        self._store = store
+        self._dispatch = dispatch
+        self._workers = workers
+        self._max_attempts = max_attempts
+        self._backoff_base = backoff_base
+        self._backoff_max = backoff_max
+        self._clock = clock
+        self._rng = rng
+        self._busy: set[str] = set()  # running, or held by a worker until its next claim
+        self._running: set[str] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._changed = asyncio.Event()  # for wait_idle: a delivery finished or moved
+        self._idle_workers: list[asyncio.Future[None]] = []
+        self._unanswered_rings = 0
+        self._stopping = False
+
+    @property
+    def busy_subjects(self) -> frozenset[str]:
+        """Subjects a worker of this process is running right now."""
+        return frozenset(self._running)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._tasks:
+            raise RuntimeError(ALREADY_STARTED)
+        self._stopping = False
+        self._busy.clear()  # subjects held by workers of a previous start
+        requeued = await self._store.requeue_running()
+        if requeued:
+            logger.warning(LOG_REQUEUED, requeued)
+        self._tasks = [
+            asyncio.create_task(self._work(f"inbox-worker-{n}"), name=f"inbox-worker-{n}")
+            for n in range(self._workers)
+        ]
+
+    async def stop(self) -> None:
+        """Cancel the workers and wait for them; interrupted deliveries stay RUNNING."""
+        tasks, self._tasks = self._tasks, []
+        self._stopping = True
+        for task in tasks:
+            task.cancel()
+        self._ring(everyone=True)  # wakes a worker that missed its cancellation
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- intake and observation ------------------------------------------------
+
+    async def submit(self, delivery: Delivery) -> bool:
+        """Store ``delivery`` durably and wake a worker; ``False`` for a known id.
+
+        For the bot's own work, whose ids are derived so that a rerun adds
+        nothing: a known id is dropped whatever its status.
+        """
+        accepted = await self._store.enqueue(delivery)
+        if accepted:
+            self._wake_for(delivery)
+        else:
+            logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
+        return accepted
+
+    async def admit(self, delivery: Delivery) -> EnqueueResult:
+        """``submit`` for a sender's delivery: a known FAILED id is queued again.
+
+        A sender redelivers (same id) to get a lost delivery back, so one that
+        failed runs again, minus the handlers that completed; a known QUEUED,
+        RUNNING or DONE id is a duplicate.
+        """
+        result = await self._store.enqueue_or_requeue(delivery)
+        if result is EnqueueResult.DUPLICATE:
+            logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
+            return result
+        if result is EnqueueResult.REQUEUED:
+            logger.info(LOG_REDELIVERED, delivery.delivery_id, delivery.event)
+            await self._warn_if_body_differs(delivery)
+        self._wake_for(delivery)
+        return result
+
+    async def _warn_if_body_differs(self, delivery: Delivery) -> None:
+        # GitHub redelivers the same bytes, so a different body is worth a look
+        # (a forged or edited resend); the stored payload, the one that was
+        # first accepted, is what runs. Only a diagnosis: the requeue stands.
+        try:
+            stored = await self._store.get_delivery(delivery.delivery_id)
+        except Exception:
+            logger.warning(LOG_BODY_CHECK_FAILED, delivery.delivery_id, exc_info=True)
+            return
+        if stored is not None and stored.delivery.payload != delivery.payload:
+            logger.warning(LOG_BODY_DIFFERS, delivery.delivery_id)
+
+    def _wake_for(self, delivery: Delivery) -> None:
+        # A worker running this subject will claim the new delivery when it
+        # finishes; waking an idle one would only make it scan the queue in vain.
+        if delivery.subject not in self._busy:
+            self._ring()
+
+    async def wait_idle(self) -> None:
+        """Return once no delivery is QUEUED (due or not) or RUNNING."""
+        while True:
+            changed = self._changed
+            if await self._store.count_unfinished() == 0:
+                return
+            await changed.wait()
+
+    def _signal(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _ring(self, *, everyone: bool = False) -> None:
+        """Wake one idle worker (or all); remembered if none is waiting yet.
+
+        One at a time, because every woken worker runs a claim query: waking
+        them all for each new delivery made a burst cost a claim per worker.
+        """
+        waiting = [f for f in self._idle_workers if not f.done()]
+        for future in waiting if everyone else waiting[:1]:
+            future.set_result(None)
+        if not waiting:
+            self._unanswered_rings = min(self._unanswered_rings + 1, self._workers)
+
+    async def _wait_for_ring(self, wait: float | None) -> None:
+        if self._unanswered_rings:
+            # Rung while this worker was busy claiming: look again at once.
+            self._unanswered_rings -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle_workers.append(future)
+        try:
+            # asyncio.timeout, not wait_for: it never loses a cancellation.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await future
+        finally:
+            self._idle_workers.remove(future)
+
+    # -- workers ---------------------------------------------------------------
+
+    async def _work(self, name: str) -> None:
+        # The flag backs up cancellation: Python 3.11's asyncio.wait_for (used
+        # under BlockingRunner.run) can swallow a cancel that races with its
+        # result, and a worker that missed it must still leave on ``stop``.
+        # The subject of the delivery this worker just finished stays busy until
+        # its next claim: otherwise, in that window, idle workers woken by new
+        # deliveries of the same subject would scan the whole queue in vain.
+        held: str | None = None
+        while not self._stopping:
+            try:
+                now = self._clock()
+                busy = self._busy - {held} if held is not None else self._busy
+                delivery = await self._store.claim(now, frozenset(busy))
+                if held is not None and (delivery is None or delivery.subject != held):
+                    self._busy.discard(held)
+                    if delivery is not None:
+                        self._ring()  # the released subject may have more work
+                    held = None
+                if delivery is None:
+                    timeout = await self._idle_timeout(now)
+                else:
+                    # No ring for other workers here: each new delivery rings
+                    # one, busy workers claim again when they finish, and idle
+                    # ones wake for retries on their own timers.
+                    await self._process(delivery)
+                    held = delivery.subject
+                    continue
+            except Exception:
+                logger.exception(LOG_WORKER_ERROR, name)
+                timeout = STORE_ERROR_PAUSE
+                if held is not None:
+                    self._busy.discard(held)
+                    held = None
+            await self._wait_for_ring(timeout)
+
+    async def _idle_timeout(self, claimed_at: float) -> float:
+        """How long to sleep when nothing could be claimed at ``claimed_at``.
+
+        At most ``poll_interval``, for work other processes queue. A delivery
+        that was already due then was skipped because its subject is busy: the
+        end of that run will signal, so no earlier timeout (a zero one would
+        spin). Otherwise wake when the earliest retry falls due.
+        """
+        due = await self._store.next_due()
+        if due is None or due <= claimed_at:
+            return self._poll_interval
+        return min(max(due - self._clock(), 0.0), self._poll_interval)
+
+    async def _process(self, delivery: Delivery) -> None:
+        self._busy.add(delivery.subject)
+        self._running.add(delivery.subject)
+        try:
+            if delivery.attempts > self._max_attempts:
+                # Only reachable when earlier attempts died with the process:
+                # a delivery that keeps crashing the bot must not loop forever.
+                await self._fail(delivery, GAVE_UP.format(attempts=delivery.attempts - 1))
+                return
+            try:
+                await self._dispatch(delivery)
+            except Exception as exc:
+                await self._record_failure(delivery, exc)
+            else:
+                await self._store.finish(delivery.delivery_id)
+                self._log(delivery, RESULT_DONE)
+        finally:
+            # The subject stays in _busy: the worker releases it at its next claim.
+            self._running.discard(delivery.subject)
+            self._signal()
+
+    async def _record_failure(self, delivery: Delivery, exc: Exception) -> None:
+        reason = failure_reason(exc)
+        if not is_transient(exc) or delivery.attempts >= self._max_attempts:
+            await self._fail(delivery, reason, exc.__cause__)
+            return
+        requested = retry_after(exc)
+        delay = (
+            max(requested, 0.0)
+            if requested is not None
+            else backoff_delay(
+                delivery.attempts, self._backoff_base, self._backoff_max, self._rng()
+            )
+        )
+        await self._store.retry_later(delivery.delivery_id, self._clock() + delay, reason)
+        self._log(delivery, RESULT_RETRY % (delay, reason))
+
+    async def _fail(
+        self, delivery: Delivery, reason: str, cause: BaseException | None = None
+    ) -> None:
+        await self._store.fail(delivery.delivery_id, reason)
+        # The one traceback of a delivery: a bug's, once, when the bot gives up.
+        self._log(delivery, RESULT_FAILED % reason, level=logging.WARNING, cause=cause)
+
+    def _log(
+        self,
+        delivery: Delivery,
+        result: str,
+        level: int = logging.INFO,
+        cause: BaseException | None = None,
+    ) -> None:
+        logger.log(
+            level,
+            LOG_OUTCOME,
+            delivery.delivery_id,
+            delivery.event,
+            delivery.subject,
+            delivery.attempts,
+            result,
+            exc_info=cause,
+        )

@@ -1,0 +1,48 @@
+"""Everything a handler may use, built once per app and passed in as an argument.
+
+Handlers never import clients or read the environment themselves; they get a
+``Services`` so tests can run them against the sandbox with no global state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from cachetools import TTLCache
+
+from bot.github.changes import Repo
+from bot.service.blocking import BlockingRunner
+from bot.service.followups import FollowUps
+from bot.service.locks import KeyedLocks
+
+if TYPE_CHECKING:
+    from bot.buildkite.client import BuildkiteClient
+    from bot.github.client import GitHubApp
+    from bot.service.settings import Settings
+    from bot.store.protocol import Store
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    session: aiohttp.ClientSession
+    store: Store
+    blocking: BlockingRunner
+    github: GitHubApp
+    clock: Callable[[], float]
+    locks: KeyedLocks
+    buildkite: BuildkiteClient | None = None  # None: the Buildkite side is not configured
+    # Short-lived reads shared between deliveries (main-branch history, log signatures).
+    cache: MutableMapping[Any, Any] = field(default_factory=lambda: TTLCache(1024, 600))
+    # Fan-out: a handler's follow-up deliveries go back into the inbox.
+    followups: FollowUps = field(default_factory=FollowUps)
+
+    def served(self, full_name: str) -> Repo | None:
+        """The repository as configured (FOLLOWUP_BOT_REPOSITORIES), if the bot serves it;
+        GitHub names are case-insensitive."""
+        wanted = full_name.lower()
+        name = next((r for r in self.settings.repositories if r.lower() == wanted), None)
+        return Repo.parse(name) if name is not None else None

@@ -1,0 +1,1 @@
+"""Durable storage: the protocol, the SQLite backend, state documents, retention."""

@@ -1,0 +1,435 @@
+"""GitHub's own REST and webhook contract, so the sandbox cannot drift into fiction.
+
+The sandbox checks every request it receives and every response and webhook it
+sends against a subset of GitHub's OpenAPI description (cut by
+``data/regenerate.py`` from a pinned ``@octokit/openapi``). Problems come back as
+readable strings rather than exceptions, so the sandbox can decide whether to
+answer 422 (a bad request from the bot) or fail the test (a bad stand-in).
+
+Loading reads a ~0.5 MB file: call ``Contract.load`` once at start-up, off the
+event loop (``asyncio.to_thread``), and share the instance; it is cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+from urllib.parse import unquote
+
+from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.protocols import Validator
+from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
+from referencing import Registry
+from referencing.jsonschema import DRAFT4
+
+DATA_PACKAGE = "sandbox"
+DATA_DIR = "data"
+SUBSET_FILE = "github-rest-subset.json"
+WEBHOOKS_DIR = "webhooks"
+# The subset is registered under this URI so every "#/components/..." reference
+# inside it resolves without touching the network.
+SPEC_URI = "urn:followup-bot:github-rest-subset"
+
+MAX_PROBLEMS = 10
+MAX_MESSAGE_CHARS = 300
+JSON_MEDIA_TYPE = "application/json"
+# Statuses that never carry a body, whatever the description says.
+BODYLESS_STATUSES = frozenset({204, 304})
+# Parameters whose value may contain "/" even when the spec does not mark them
+# with x-multi-segment (compare's "{base}...{head}" are branch names).
+MULTI_SEGMENT_NAMES = frozenset({"ref", "path", "basehead", "base", "head", "branch"})
+
+PROBLEM = "{where}: {path}: {message}"
+MORE_PROBLEMS = "... and {count} more problems"
+MISSING_PARAMETER = "{where}: $: required {location} parameter {name!r} is missing"
+REPEATED_PARAMETER = "{where}: $: parameter {name!r} given {count} times but is not an array"
+BODY_REQUIRED = "{where}: $: a JSON body is required"
+BODY_NOT_ACCEPTED = "{where}: $: this operation takes no request body"
+UNDECLARED_STATUS = "{where}: $: status {status} is not declared (declared: {declared})"
+BODY_FORBIDDEN = "{where}: $: status {status} must not carry a body"
+BODY_MISSING = "{where}: $: status {status} declares a JSON body but none was sent"
+NO_BODY_DECLARED = "{where}: $: status {status} declares no body but one was sent"
+WEBHOOK_NOT_IN_SUBSET = "{where}: $: schema {schema!r} is not in the contract subset"
+UNKNOWN_WEBHOOK_EXAMPLE = "no webhook example {name!r}; known: {known}"
+
+
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    method: str  # upper-case
+    path_template: str  # e.g. "/repos/{owner}/{repo}/git/ref/{ref}"
+
+
+@dataclass(frozen=True)
+class Match:
+    operation: Operation
+    path_params: dict[str, str]  # URL-decoded
+
+
+@dataclass(frozen=True)
+class _Parameter:
+    name: str
+    location: str  # "path" | "query" | "header" | "cookie"
+    required: bool
+    schema: Any
+    pointer: str  # JSON pointer of ``schema`` inside the subset
+    multi_segment: bool  # the value may contain "/"
+
+
+@dataclass(frozen=True)
+class _Route:
+    operation: Operation
+    pattern: re.Pattern[str]
+    param_names: tuple[str, ...]
+    # Higher sorts first: more literal segments, then fewer multi-segment params,
+    # so ".../commits/{ref}/status" beats ".../commits/{ref}" swallowing "x/status".
+    specificity: tuple[int, int]
+    parameters: tuple[_Parameter, ...]
+    pointer: str  # JSON pointer of the operation object
+
+
+def _escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _route_pattern(template: str, multi_segment: set[str]) -> tuple[re.Pattern[str], list[str]]:
+    """A regex over the *raw* (still percent-encoded) path for ``template``."""
+    pieces = re.split(r"\{([^}]+)\}", template)
+    names = pieces[1::2]
+    regex = ""
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            regex += re.escape(piece)
+            continue
+        is_last = index == len(pieces) - 2 and not pieces[-1]
+        if piece in multi_segment:
+            # The last one takes the rest of the path; an inner one takes as little
+            # as it can, so "{base}...{head}" splits at the first "...".
+            regex += "(.+)" if is_last else "(.+?)"
+        else:
+            regex += "([^/]+)"
+    return re.compile(regex), names
+
+
+def _truncate(text: str) -> str:
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return text[: MAX_MESSAGE_CHARS - 3] + "..."
+
+
+def _render(where: str, error: ValidationError) -> str:
+    message = error.message
+    if error.context:
+        # oneOf/anyOf failures only say "not valid under any"; the closest
+        # alternative's own error is what helps someone fix the payload.
+        closest = best_match(error.context)
+        message = f"{_truncate(message)} (closest: {closest.json_path}: {closest.message})"
+    return PROBLEM.format(where=where, path=error.json_path, message=_truncate(message))
+
+
+def _capped(problems: Iterable[str]) -> list[str]:
+    result: list[str] = []
+    extra = 0
+    for problem in problems:
+        if len(result) < MAX_PROBLEMS:
+            result.append(problem)
+        else:
+            extra += 1
+    if extra:
+        result.append(MORE_PROBLEMS.format(count=extra))
+    return result
+
+
+def _coerce_scalar(value: str, declared_type: object) -> object:
+    """Turn a query/path string into the declared JSON type when it parses as one.
+
+    A string that does not parse is left alone, so the schema reports it.
+    """
+    if declared_type == "integer" and re.fullmatch(r"-?\d+", value):
+        return int(value)
+    if declared_type == "number":
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if declared_type == "boolean" and value in ("true", "false"):
+        return value == "true"
+    return value
+
+
+class Contract:
+    """The subset of GitHub's OpenAPI description the sandbox is held to."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self._document = document
+        self._registry: Registry[Any] = Registry().with_resource(
+            SPEC_URI, DRAFT4.create_resource(document)
+        )
+        self._validators: dict[tuple[str, bool], Validator] = {}
+        in_spec_order = self._build_routes()
+        self._operations = [route.operation for route in in_spec_order]
+        self._route_by_operation = {route.operation: route for route in in_spec_order}
+        self._routes = sorted(in_spec_order, key=lambda route: route.specificity, reverse=True)
+
+    @classmethod
+    def load(cls) -> Contract:
+        """The packaged subset, parsed once per process."""
+        return _load_packaged_contract()
+
+    # --- routing -------------------------------------------------------------
+
+    def operations(self) -> list[Operation]:
+        return list(self._operations)
+
+    def match(self, method: str, path: str) -> Match | None:
+        """The operation serving ``method path`` (path without base URL), if any."""
+        route, params = self._find(path, method.upper())
+        return Match(route.operation, params) if route else None
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """Methods some operation accepts on ``path``: tells 405 from 404."""
+        raw = path.partition("?")[0]
+        return sorted({r.operation.method for r in self._routes if r.pattern.fullmatch(raw)})
+
+    def _find(self, path: str, method: str) -> tuple[_Route | None, dict[str, str]]:
+        raw = path.partition("?")[0]
+        for route in self._routes:
+            if route.operation.method != method:
+                continue
+            found = route.pattern.fullmatch(raw)
+            if found:
+                values = (unquote(group) for group in found.groups())
+                return route, dict(zip(route.param_names, values, strict=True))
+        return None, {}
+
+    def _build_routes(self) -> list[_Route]:
+        routes: list[_Route] = []
+        for template, item in self._document["paths"].items():
+            for method, operation in item.items():
+                pointer = f"/paths/{_escape_pointer(template)}/{method}"
+                parameters = tuple(
+                    self._parameter(raw, f"{pointer}/parameters/{index}")
+                    for index, raw in enumerate(operation.get("parameters", []))
+                )
+                multi = {p.name for p in parameters if p.location == "path" and p.multi_segment}
+                pattern, names = _route_pattern(template, multi)
+                literal_segments = sum(1 for s in template.split("/") if s and "{" not in s)
+                routes.append(
+                    _Route(
+                        operation=Operation(operation["operationId"], method.upper(), template),
+                        pattern=pattern,
+                        param_names=tuple(names),
+                        specificity=(literal_segments, -len(multi & set(names))),
+                        parameters=parameters,
+                        pointer=pointer,
+                    )
+                )
+        return routes
+
+    def _parameter(self, raw: Mapping[str, Any], pointer: str) -> _Parameter:
+        node, pointer = self._resolve(raw, pointer)
+        return _Parameter(
+            name=node["name"],
+            location=node["in"],
+            required=bool(node.get("required", False)),
+            schema=node.get("schema", {}),
+            pointer=f"{pointer}/schema",
+            multi_segment=bool(node.get("x-multi-segment")) or node["name"] in MULTI_SEGMENT_NAMES,
+        )
+
+    # --- document access -----------------------------------------------------
+
+    def _at(self, pointer: str) -> Any:
+        node: Any = self._document
+        for token in pointer.split("/")[1:]:
+            key = token.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        return node
+
+    def _resolve(self, node: Any, pointer: str) -> tuple[Any, str]:
+        """Follow local ``$ref``s; returns the target and its own pointer."""
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            pointer = node["$ref"].removeprefix("#")
+            node = self._at(pointer)
+        return node, pointer
+
+    def _validator(self, pointer: str, *, writing: bool) -> Validator:
+        key = (pointer, writing)
+        validator = self._validators.get(key)
+        if validator is None:
+            # Requests are "written" by the client (readOnly fields must not be
+            # sent), responses and webhooks are "read" (writeOnly ones absent).
+            cls = OAS30WriteValidator if writing else OAS30ReadValidator
+            # Formats are checked too: a sandbox that renders timestamps its own
+            # way would teach the bot to parse something GitHub never sends.
+            validator = cls(
+                {"$ref": f"{SPEC_URI}#{pointer}"},
+                registry=self._registry,
+                format_checker=cls.FORMAT_CHECKER,
+            )
+            self._validators[key] = validator
+        return validator
+
+    def _problems(self, where: str, pointer: str, instance: Any, *, writing: bool) -> list[str]:
+        errors = self._validator(pointer, writing=writing).iter_errors(instance)
+        ordered = sorted(errors, key=lambda e: (e.json_path, e.message))
+        # allOf branches often state the same rule twice; say it once.
+        return list(dict.fromkeys(_render(where, error) for error in ordered))
+
+    def _declared_type(self, schema: Any) -> object:
+        resolved, _ = self._resolve(schema, "")
+        return resolved.get("type") if isinstance(resolved, Mapping) else None
+
+    # --- validation ----------------------------------------------------------
+
+    def validate_request(
+        self,
+        match: Match,
+        query: Mapping[str, str | list[str]],
+        body: object | None,
+    ) -> list[str]:
+        """Problems with a request: parameters (coerced to their types) and JSON body."""
+        route = self._route_of(match)
+        op_id = route.operation.operation_id
+        return _capped(self._request_problems(route, op_id, match, query, body))
+
+    def _request_problems(
+        self,
+        route: _Route,
+        op_id: str,
+        match: Match,
+        query: Mapping[str, str | list[str]],
+        body: object | None,
+    ) -> Iterator[str]:
+        for parameter in route.parameters:
+            where = f"{op_id} {parameter.location} parameter {parameter.name}"
+            if parameter.location == "path":
+                raw: str | list[str] | None = match.path_params.get(parameter.name)
+            elif parameter.location == "query":
+                raw = query.get(parameter.name)
+            else:
+                continue  # headers are the HTTP layer's business, not the contract's
+            if raw is None:
+                if parameter.required:
+                    yield MISSING_PARAMETER.format(
+                        where=where, location=parameter.location, name=parameter.name
+                    )
+                continue
+            value = self._coerce_parameter(parameter, raw)
+            if value is None:
+                yield REPEATED_PARAMETER.format(where=where, name=parameter.name, count=len(raw))
+                continue
+            yield from self._problems(where, parameter.pointer, value, writing=True)
+
+        yield from self._body_problems(route, op_id, body)
+
+    def _coerce_parameter(self, parameter: _Parameter, raw: str | list[str]) -> object | None:
+        declared = self._declared_type(parameter.schema)
+        if declared == "array":
+            values = [raw] if isinstance(raw, str) else raw
+            items_type = self._declared_type(self._resolve(parameter.schema, "")[0].get("items"))
+            return [_coerce_scalar(v, items_type) for v in values]
+        if isinstance(raw, list):
+            if len(raw) != 1:
+                return None
+            raw = raw[0]
+        return _coerce_scalar(raw, declared)
+
+    def _body_problems(self, route: _Route, op_id: str, body: object | None) -> Iterator[str]:
+        where = f"{op_id} request body"
+        operation = self._at(route.pointer)
+        if "requestBody" not in operation:
+            if body is not None:
+                yield BODY_NOT_ACCEPTED.format(where=where)
+            return
+        request_body, pointer = self._resolve(
+            operation["requestBody"], f"{route.pointer}/requestBody"
+        )
+        if body is None:
+            if request_body.get("required", False):
+                yield BODY_REQUIRED.format(where=where)
+            return
+        if JSON_MEDIA_TYPE in request_body.get("content", {}):
+            schema_pointer = f"{pointer}/content/{_escape_pointer(JSON_MEDIA_TYPE)}/schema"
+            yield from self._problems(where, schema_pointer, body, writing=True)
+
+    def validate_response(self, match: Match, status: int, body: object | None) -> list[str]:
+        """Problems with a response: the status must be declared, the body must fit it."""
+        route = self._route_of(match)
+        where = f"{route.operation.operation_id} response {status}"
+        responses: dict[str, Any] = self._at(route.pointer)["responses"]
+        key = next(
+            (k for k in (str(status), f"{status // 100}XX", "default") if k in responses), None
+        )
+        if key is None:
+            declared = ", ".join(responses)
+            return [UNDECLARED_STATUS.format(where=where, status=status, declared=declared)]
+        if status in BODYLESS_STATUSES:
+            return [] if body is None else [BODY_FORBIDDEN.format(where=where, status=status)]
+        response, pointer = self._resolve(
+            responses[key], f"{route.pointer}/responses/{_escape_pointer(key)}"
+        )
+        content: dict[str, Any] = response.get("content", {})
+        if not content:
+            return [] if body is None else [NO_BODY_DECLARED.format(where=where, status=status)]
+        if JSON_MEDIA_TYPE not in content:
+            return []  # only a non-JSON representation (diff, patch, raw) is declared
+        if body is None:
+            return [BODY_MISSING.format(where=where, status=status)]
+        schema_pointer = f"{pointer}/content/{_escape_pointer(JSON_MEDIA_TYPE)}/schema"
+        return _capped(self._problems(where, schema_pointer, body, writing=False))
+
+    def validate_webhook(self, event: str, payload: Mapping[str, object]) -> list[str]:
+        """Problems with a webhook payload, against ``webhook-<event>[-<action>]``."""
+        action = payload.get("action")
+        base = "webhook-" + event.replace("_", "-")
+        schemas: dict[str, Any] = self._document["components"]["schemas"]
+        if isinstance(action, str):
+            where = f"webhook {event}.{action}"
+            name = f"{base}-{action.replace('_', '-')}"
+        else:
+            where = f"webhook {event}"
+            name = base
+        if name not in schemas:
+            return [WEBHOOK_NOT_IN_SUBSET.format(where=where, schema=name)]
+        pointer = f"/components/schemas/{_escape_pointer(name)}"
+        return _capped(self._problems(where, pointer, payload, writing=False))
+
+    def _route_of(self, match: Match) -> _Route:
+        route = self._route_by_operation.get(match.operation)
+        if route is None:
+            raise ValueError(f"{match.operation} is not an operation of this contract")
+        return route
+
+
+def _data_file(*parts: str) -> str:
+    return resources.files(DATA_PACKAGE).joinpath(DATA_DIR, *parts).read_text("utf-8")
+
+
+@functools.cache
+def _load_packaged_contract() -> Contract:
+    return Contract(json.loads(_data_file(SUBSET_FILE)))
+
+
+def webhook_example_names() -> list[str]:
+    """Names accepted by ``load_webhook_example``, e.g. ``"pull_request.merged"``."""
+    directory = resources.files(DATA_PACKAGE).joinpath(DATA_DIR, WEBHOOKS_DIR)
+    return sorted(
+        entry.name.removesuffix(".json")
+        for entry in directory.iterdir()
+        if entry.name.endswith(".json")
+    )
+
+
+def load_webhook_example(name: str) -> dict[str, Any]:
+    """A fresh copy of the example payload ``<event>.<variant>`` (safe to mutate)."""
+    known = webhook_example_names()
+    if name not in known:
+        raise KeyError(UNKNOWN_WEBHOOK_EXAMPLE.format(name=name, known=", ".join(known)))
+    payload: dict[str, Any] = json.loads(_data_file(WEBHOOKS_DIR, f"{name}.json"))
+    return payload
