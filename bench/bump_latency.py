@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.service.reconcile import enqueue_tick
-from sandbox.github_server import RecordedRequest
+from sandbox.github_pipeline import RecordedRequest
 from sandbox.harness import Harness, harness
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 

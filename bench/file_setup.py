@@ -28,8 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sandbox.git_objects import TreeChange
 from sandbox.github_server import GitHubSandbox
-from sandbox.gitstore import GitStore, TreeChange
+from sandbox.gitstore import GitStore
 from sandbox.keys import generate_app_key
 
 REPO = "bench/files"

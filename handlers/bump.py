@@ -18,6 +18,7 @@ from gidgethub import routing, sansio
 from bot.config.schema import PinConfig
 from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.service.dispatch import handler_id
 from bot.service.followups import sync_delivery
 from bot.service.payload import field, optional
 from bot.service.services import Services
@@ -49,6 +50,7 @@ async def _sync(
 
 
 @router.register("push")
+@handler_id("pins.push")
 async def on_push(event: sansio.Event, services: Services) -> None:
     ref = field(event.data, "ref")
     pushed = field(event.data, "repository.full_name").lower()
@@ -89,6 +91,7 @@ def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[
 
 
 @router.register(SYNC_EVENT)
+@handler_id("pins.sync")
 async def on_sync(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
     select = _selector(field(event.data, "select", dict))
@@ -100,6 +103,7 @@ async def on_sync(event: sansio.Event, services: Services) -> None:
 
 
 @router.register(RECONCILE_EVENT)
+@handler_id("pins.reconcile")
 async def on_reconcile(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
     repo = services.served(downstream)

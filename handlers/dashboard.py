@@ -6,26 +6,29 @@ import logging
 
 from gidgethub import routing, sansio
 
+from bot.config.load import load_config
 from bot.config.schema import DEFAULT_HANDLE
 from bot.dashboard.flow import collect, render, upsert_dashboard
-from bot.pins import bump
+from bot.service.dispatch import handler_id
 from bot.service.payload import field
 from bot.service.services import Services
 from bot.service.sources import RECONCILE_EVENT
+from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)
 router = routing.Router()
 
 
 @router.register(RECONCILE_EVENT)
+@handler_id("dashboard.reconcile")
 async def on_reconcile(event: sansio.Event, services: Services) -> None:
     repo = services.served(field(event.data, "repository.full_name"))
     if repo is None:
         return
     gh = await services.github.repo_client(repo.full_name)
     # A broken config is exactly what the dashboard must show, so it renders anyway.
-    config = await bump.load_config(gh, services.store, services.blocking, repo)
-    broken = await services.store.get_state(bump.CONFIG_STATE_KIND, repo.full_name)
+    config = await load_config(gh, services.store, services.blocking, repo)
+    broken = await services.store.get_state(Kind.CONFIG, repo.full_name)
     if config is None and broken is None:
         return  # no .github/followup-bot.yml: the repository has not opted in
     handle = config.handle if config is not None else DEFAULT_HANDLE

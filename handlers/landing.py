@@ -14,17 +14,19 @@ from dataclasses import dataclass
 
 from gidgethub import routing, sansio
 
+from bot.buildkite.pipelines import repository_of
 from bot.github.changes import Repo
 from bot.landing import flow as landing
-from bot.landing.flow import Approval, LandingContext
-from bot.landing.rules import CHECK_CONCLUSIONS_OK, LANDING_KIND
-from bot.pins import bump
+from bot.landing.flow import Approval
+from bot.landing.rules import CHECK_CONCLUSIONS_OK
 from bot.pins import text as bump_text
 from bot.retry.flow import FoundBuild
+from bot.service.dispatch import handler_id
 from bot.service.payload import Payload, each, field, optional, user_login
+from bot.service.scope import RepoScope, repo_scope
 from bot.service.services import Services
 from bot.service.sources import BUILD_FINISHED
-from handlers.allowlist import repository_of
+from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)
 router = routing.Router()
@@ -34,25 +36,10 @@ CHANGES_REQUESTED = "changes_requested"
 SUCCESS = "success"
 
 
-async def _context(services: Services, repo: Repo) -> LandingContext | None:
-    """Everything the landing flow needs, or None when the repo does not land bumps."""
-    gh = await services.github.repo_client(repo.full_name)
-    config = await bump.load_config(gh, services.store, services.blocking, repo)
-    if config is None or config.landing is None:
-        return None
-    return LandingContext(
-        gh,
-        services.store,
-        services.locks,
-        services.blocking,
-        repo,
-        config,
-        config.landing,
-        services.settings.bot_login,
-        services.buildkite,
-        services.cache,
-        services.clock,
-    )
+async def _context(services: Services, repo: Repo) -> RepoScope | None:
+    """The repository's scope, or None when it does not land bumps."""
+    scope = await repo_scope(services, repo)
+    return scope if scope is not None and scope.config.landing is not None else None
 
 
 @dataclass(frozen=True)
@@ -80,6 +67,7 @@ def _bump_pull(data: Payload, services: Services) -> BumpPull | None:
 
 
 @router.register("pull_request_review", action="submitted")
+@handler_id("landing.review")
 async def on_review(event: sansio.Event, services: Services) -> None:
     found = _bump_pull(event.data, services)
     state = field(event.data, "review.state").lower()
@@ -103,6 +91,7 @@ async def on_review(event: sansio.Event, services: Services) -> None:
 
 
 @router.register("pull_request_review", action="dismissed")
+@handler_id("landing.review-dismissed")
 async def on_review_dismissed(event: sansio.Event, services: Services) -> None:
     found = _bump_pull(event.data, services)
     review_id = field(event.data, "review.id", int)
@@ -117,6 +106,7 @@ async def on_review_dismissed(event: sansio.Event, services: Services) -> None:
 
 
 @router.register("pull_request", action="synchronize")
+@handler_id("landing.new-head")
 async def on_new_head(event: sansio.Event, services: Services) -> None:
     found = _bump_pull(event.data, services)
     if found is None:
@@ -124,7 +114,7 @@ async def on_new_head(event: sansio.Event, services: Services) -> None:
     repo, number = found.repo, found.number
     # Most pushes to a bump branch are the bot's own updates of an unapproved PR:
     # settle those from the store, before reading any config from GitHub.
-    if await services.store.get_state(LANDING_KIND, landing.state_key(repo, number)) is None:
+    if await services.store.get_state(Kind.LANDING, landing.state_key(repo, number)) is None:
         return
     ctx = await _context(services, repo)
     if ctx is None:
@@ -133,6 +123,7 @@ async def on_new_head(event: sansio.Event, services: Services) -> None:
 
 
 @router.register("pull_request", action="closed")
+@handler_id("landing.closed")
 async def on_closed(event: sansio.Event, services: Services) -> None:
     found = _bump_pull(event.data, services)
     if found is None or not found.merged:
@@ -144,6 +135,7 @@ async def on_closed(event: sansio.Event, services: Services) -> None:
 
 
 @router.register("status")
+@handler_id("landing.status")
 async def on_status(event: sansio.Event, services: Services) -> None:
     full_name = field(event.data, "repository.full_name")
     state = field(event.data, "state")
@@ -155,6 +147,7 @@ async def on_status(event: sansio.Event, services: Services) -> None:
 
 
 @router.register("check_run", action="completed")
+@handler_id("landing.check-run")
 async def on_check_run(event: sansio.Event, services: Services) -> None:
     full_name = field(event.data, "repository.full_name")
     conclusion = optional(event.data, "check_run.conclusion")
@@ -185,6 +178,7 @@ async def _advance_heads(
 
 
 @router.register(BUILD_FINISHED)
+@handler_id("landing.build-finished")
 async def on_build_finished(event: sansio.Event, services: Services) -> None:
     branch = field(event.data, "build.branch")
     build_number = field(event.data, "build.number", int)

@@ -9,7 +9,7 @@ import posixpath
 from datetime import UTC, datetime
 from typing import Any
 
-from sandbox.buildkite_state import (
+from sandbox.buildkite_model import (
     JOB_NOT_RUNNABLE_STATES,
     Annotation,
     Artifact,

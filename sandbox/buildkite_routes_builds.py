@@ -4,6 +4,7 @@ the build's artifacts."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -17,7 +18,8 @@ from sandbox.buildkite_http import (
     read_json,
     values,
 )
-from sandbox.buildkite_state import BUILD_FINISHED_STATES, Annotation, Build, RetryRefused
+from sandbox.buildkite_model import BUILD_FINISHED_STATES, Annotation, Build
+from sandbox.buildkite_state import RetryRefused
 
 if TYPE_CHECKING:
     from sandbox.buildkite_server import BuildkiteSandbox
@@ -33,14 +35,39 @@ DEFAULT_RETRY_STATES = ("failed", "timed_out")
 _STATE_ALIASES = {"finished": BUILD_FINISHED_STATES | {"blocked"}}
 
 
-def add(router: web.UrlDispatcher, method: str, path: str, handler: Any, name: str) -> None:
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+RouteEntry = tuple[str, str, Handler, str]  # method, path, handler, route name
+
+
+def add(router: web.UrlDispatcher, method: str, path: str, handler: Handler, name: str) -> None:
     """Serve ``path`` with and without a trailing slash, as Buildkite's Rails routes do."""
     router.add_route(method, path, handler, name=name)
     router.add_route(method, path + "/", handler, name=name + SLASH_SUFFIX)
 
 
-def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
-    def matches(build: Build, request: web.Request) -> bool:
+class BuildRoutes:
+    def __init__(self, sandbox: BuildkiteSandbox) -> None:
+        self.sb = sandbox
+
+    def table(self) -> list[RouteEntry]:
+        """What this module serves; a name is what the request log shows for its route."""
+        return [
+            ("GET", "/v2/builds", self.list_all, "builds.list_all"),
+            ("GET", "/v2/organizations/{org}/builds", self.list_all, "builds.list_for_org"),
+            ("GET", BUILDS, self.list_for_pipeline, "builds.list"),
+            ("GET", BUILD, self.get_build, "builds.get"),
+            (
+                "PUT",
+                BUILD + "/retry_failed_jobs",
+                self.retry_failed_jobs,
+                "builds.retry_failed_jobs",
+            ),
+            ("GET", BUILD + "/annotations", self.list_annotations, "annotations.list"),
+            ("POST", BUILD + "/annotations", self.create_annotation, "annotations.create"),
+            ("GET", BUILD + "/artifacts", self.build_artifacts, "artifacts.list_for_build"),
+        ]
+
+    def _matches(self, build: Build, request: web.Request) -> bool:
         commits, branches = values(request, "commit"), values(request, "branch")
         states: set[str] = set()
         for state in values(request, "state"):
@@ -51,53 +78,54 @@ def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
             and (not states or build.state in states)
         )
 
-    def render(build: Build, request: web.Request) -> dict[str, Any]:
+    def _render(self, build: Build, request: web.Request) -> dict[str, Any]:
         if flag(request, "exclude_jobs"):
-            return sandbox.json.build(build, jobs=None)
+            return self.sb.json.build(build, jobs=None)
         retried = flag(request, "include_retried_jobs")
-        return sandbox.json.build(build, jobs=build.jobs if retried else build.latest_jobs())
+        return self.sb.json.build(build, jobs=build.jobs if retried else build.latest_jobs())
 
-    def listing(request: web.Request, pipeline: str | None) -> web.Response:
-        if pipeline is not None and pipeline not in sandbox.world.pipelines:
+    def _listing(self, request: web.Request, pipeline: str | None) -> web.Response:
+        if pipeline is not None and pipeline not in self.sb.world.pipelines:
             raise not_found()
         found = [
             build
-            for build in sorted(sandbox.world.builds, key=lambda b: -b.sequence)
-            if (pipeline is None or build.pipeline.slug == pipeline) and matches(build, request)
+            for build in sorted(self.sb.world.builds, key=lambda b: -b.sequence)
+            if (pipeline is None or build.pipeline.slug == pipeline)
+            and self._matches(build, request)
         ]
         chunk, headers = paginate(request, found)
-        return json_response([render(build, request) for build in chunk], headers=headers)
+        return json_response([self._render(build, request) for build in chunk], headers=headers)
 
-    async def list_all(request: web.Request) -> web.Response:
-        return listing(request, None)
+    async def list_all(self, request: web.Request) -> web.Response:
+        return self._listing(request, None)
 
-    async def list_for_pipeline(request: web.Request) -> web.Response:
-        return listing(request, request.match_info["pipeline"])
+    async def list_for_pipeline(self, request: web.Request) -> web.Response:
+        return self._listing(request, request.match_info["pipeline"])
 
-    async def get_build(request: web.Request) -> web.Response:
-        return json_response(render(sandbox.find_build(request), request))
+    async def get_build(self, request: web.Request) -> web.Response:
+        return json_response(self._render(self.sb.find_build(request), request))
 
-    async def retry_failed_jobs(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request)
+    async def retry_failed_jobs(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request)
         body = await read_json(request)
         wanted = str(body.get("states", "")) if isinstance(body, dict) else ""
         states = [s.strip() for s in wanted.split(",") if s.strip()] or DEFAULT_RETRY_STATES
         for job in build.latest_jobs():
             if job.state in states:
                 try:
-                    new_job, transition = sandbox.world.retry(job)
+                    new_job, transition = self.sb.world.retry(job)
                 except RetryRefused:
                     continue
-                sandbox.retried(new_job, transition)
-        return json_response(sandbox.json.build(build, jobs=build.latest_jobs()))
+                self.sb.retried(new_job, transition)
+        return json_response(self.sb.json.build(build, jobs=build.latest_jobs()))
 
-    async def list_annotations(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request)
+    async def list_annotations(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request)
         chunk, headers = paginate(request, build.annotations)
-        return json_response([sandbox.json.annotation(a) for a in chunk], headers=headers)
+        return json_response([self.sb.json.annotation(a) for a in chunk], headers=headers)
 
-    async def create_annotation(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request)
+    async def create_annotation(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request)
         body = await read_json(request)
         text = str(body.get("body") or "") if isinstance(body, dict) else ""
         if not isinstance(body, dict) or not text.strip():
@@ -105,7 +133,7 @@ def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
         context, style = str(body.get("context") or "default"), str(body.get("style") or "default")
         if style not in ANNOTATION_STYLES:
             raise ApiError(422, BAD_STYLE)
-        now = sandbox.clock()
+        now = self.sb.clock()
         existing = next((a for a in build.annotations if a.context == context), None)
         if existing is None:
             existing = Annotation(str(uuid.uuid4()), context, style, "", now, now)
@@ -113,20 +141,16 @@ def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
         # Same context: Buildkite replaces the body, or appends to it with "append": true.
         existing.body = existing.body + text if body.get("append") else text
         existing.style, existing.updated_at = style, now
-        return json_response(sandbox.json.annotation(existing), 201)
+        return json_response(self.sb.json.annotation(existing), 201)
 
-    async def build_artifacts(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request)
+    async def build_artifacts(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request)
         pairs = [(job, artifact) for job in build.jobs for artifact in job.artifacts]
         chunk, headers = paginate(request, pairs)
-        rendered = [sandbox.json.artifact(build, job, artifact) for job, artifact in chunk]
+        rendered = [self.sb.json.artifact(build, job, artifact) for job, artifact in chunk]
         return json_response(rendered, headers=headers)
 
-    add(router, "GET", "/v2/builds", list_all, "builds.list_all")
-    add(router, "GET", "/v2/organizations/{org}/builds", list_all, "builds.list_for_org")
-    add(router, "GET", BUILDS, list_for_pipeline, "builds.list")
-    add(router, "GET", BUILD, get_build, "builds.get")
-    add(router, "PUT", BUILD + "/retry_failed_jobs", retry_failed_jobs, "builds.retry_failed_jobs")
-    add(router, "GET", BUILD + "/annotations", list_annotations, "annotations.list")
-    add(router, "POST", BUILD + "/annotations", create_annotation, "annotations.create")
-    add(router, "GET", BUILD + "/artifacts", build_artifacts, "artifacts.list_for_build")
+
+def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
+    for method, path, handler, name in BuildRoutes(sandbox).table():
+        add(router, method, path, handler, name)

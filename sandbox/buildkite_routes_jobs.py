@@ -16,7 +16,7 @@ from sandbox.buildkite_http import (
     paginate,
     values,
 )
-from sandbox.buildkite_routes_builds import BUILD, add
+from sandbox.buildkite_routes_builds import BUILD, RouteEntry, add
 from sandbox.buildkite_state import RetryRefused
 
 if TYPE_CHECKING:
@@ -30,9 +30,26 @@ TWO_AUTH_MECHANISMS = "Only one auth mechanism allowed"
 BAD_SIGNATURE = "Request has expired or its signature does not match"
 
 
-def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
-    async def list_jobs(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request)
+class JobRoutes:
+    def __init__(self, sandbox: BuildkiteSandbox) -> None:
+        self.sb = sandbox
+
+    def table(self) -> list[RouteEntry]:
+        """What this module serves; a name is what the request log shows for its route."""
+        return [
+            ("GET", BUILD + "/jobs", self.list_jobs, "jobs.list"),
+            ("PUT", JOB + "/retry", self.retry, "jobs.retry"),
+            ("PUT", "/v2/organizations/{org}/jobs/{job}/retry", self.retry, "jobs.retry_by_id"),
+            ("GET", JOB + "/log", self.log_handler(""), "jobs.log"),
+            ("GET", JOB + "/log.txt", self.log_handler(".txt"), "jobs.log_txt"),
+            ("GET", JOB + "/log.html", self.log_handler(".html"), "jobs.log_html"),
+            ("GET", JOB + "/artifacts", self.job_artifacts, "artifacts.list_for_job"),
+            ("GET", ARTIFACT, self.get_artifact, "artifacts.get"),
+            ("GET", ARTIFACT + "/download", self.download, "artifacts.download"),
+        ]
+
+    async def list_jobs(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request)
         states, step_keys = values(request, "state"), values(request, "step_key")
         found = [
             job
@@ -40,62 +57,57 @@ def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
             if (not states or job.state in states) and (not step_keys or job.step_key in step_keys)
         ]
         chunk, next_url = cursor_page(request, found)
-        items = [sandbox.json.job(build, job) for job in chunk]
+        items = [self.sb.json.job(build, job) for job in chunk]
         return json_response({"items": items, "links": {"next": next_url}})
 
-    async def retry(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request) if "pipeline" in request.match_info else None
-        job = sandbox.find_job(request, build)
+    async def retry(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request) if "pipeline" in request.match_info else None
+        job = self.sb.find_job(request, build)
         try:
-            new_job, transition = sandbox.world.retry(job)
+            new_job, transition = self.sb.world.retry(job)
         except RetryRefused as refused:
             raise ApiError(400, str(refused)) from refused
         # The answer shows the new job as Buildkite returns it: scheduled, not yet run.
-        answer = json_response(sandbox.json.job(transition.build, new_job))
-        sandbox.retried(new_job, transition)
+        answer = json_response(self.sb.json.job(transition.build, new_job))
+        self.sb.retried(new_job, transition)
         return answer
 
-    def log_handler(suffix: str) -> LogHandler:
+    def log_handler(self, suffix: str) -> LogHandler:
         async def serve(request: web.Request) -> web.Response:
-            build = sandbox.find_build(request)
-            job = sandbox.find_job(request, build)
-            url = sandbox.json.job_url(build, job) + "/log"
+            build = self.sb.find_build(request)
+            job = self.sb.find_job(request, build)
+            url = self.sb.json.job_url(build, job) + "/log"
             return buildkite_logs.respond(request, job.log, url, suffix)
 
         return serve
 
-    async def job_artifacts(request: web.Request) -> web.Response:
-        build = sandbox.find_build(request)
-        job = sandbox.find_job(request, build)
+    async def job_artifacts(self, request: web.Request) -> web.Response:
+        build = self.sb.find_build(request)
+        job = self.sb.find_job(request, build)
         chunk, headers = paginate(request, job.artifacts)
-        return json_response([sandbox.json.artifact(build, job, a) for a in chunk], headers=headers)
+        return json_response([self.sb.json.artifact(build, job, a) for a in chunk], headers=headers)
 
-    def find_artifact(request: web.Request) -> tuple[web.Response, str]:
-        build = sandbox.find_build(request)
-        job = sandbox.find_job(request, build)
+    def _find_artifact(self, request: web.Request) -> tuple[web.Response, str]:
+        build = self.sb.find_build(request)
+        job = self.sb.find_job(request, build)
         for artifact in job.artifacts:
             if artifact.id == request.match_info["artifact"]:
-                return json_response(sandbox.json.artifact(build, job, artifact)), artifact.id
+                return json_response(self.sb.json.artifact(build, job, artifact)), artifact.id
         raise not_found()
 
-    async def get_artifact(request: web.Request) -> web.Response:
-        return find_artifact(request)[0]
+    async def get_artifact(self, request: web.Request) -> web.Response:
+        return self._find_artifact(request)[0]
 
-    async def download(request: web.Request) -> web.Response:
-        _, artifact_id = find_artifact(request)
-        location = sandbox.artifact_link(sandbox.world.artifacts[artifact_id])
+    async def download(self, request: web.Request) -> web.Response:
+        _, artifact_id = self._find_artifact(request)
+        location = self.sb.artifact_link(self.sb.world.artifacts[artifact_id])
         # Buildkite answers 302 with the signed URL both in Location and in the body.
         return json_response({"url": location}, 302, {"Location": location})
 
-    add(router, "GET", BUILD + "/jobs", list_jobs, "jobs.list")
-    add(router, "PUT", JOB + "/retry", retry, "jobs.retry")
-    add(router, "PUT", "/v2/organizations/{org}/jobs/{job}/retry", retry, "jobs.retry_by_id")
-    add(router, "GET", JOB + "/log", log_handler(""), "jobs.log")
-    add(router, "GET", JOB + "/log.txt", log_handler(".txt"), "jobs.log_txt")
-    add(router, "GET", JOB + "/log.html", log_handler(".html"), "jobs.log_html")
-    add(router, "GET", JOB + "/artifacts", job_artifacts, "artifacts.list_for_job")
-    add(router, "GET", ARTIFACT, get_artifact, "artifacts.get")
-    add(router, "GET", ARTIFACT + "/download", download, "artifacts.download")
+
+def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:
+    for method, path, handler, name in JobRoutes(sandbox).table():
+        add(router, method, path, handler, name)
 
 
 def register_store(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:

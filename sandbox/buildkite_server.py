@@ -25,18 +25,10 @@ from sandbox import buildkite_routes_builds, buildkite_routes_jobs
 from sandbox.buildkite_faults import RATE_LIMIT_MESSAGE, Faults, RateLimits, fault_message
 from sandbox.buildkite_http import ApiError, json_response, not_found
 from sandbox.buildkite_json import SANDBOX_USER, BuildkiteJson
+from sandbox.buildkite_model import Artifact, Build, Job, Transition
 from sandbox.buildkite_routes_builds import SLASH_SUFFIX
 from sandbox.buildkite_routes_jobs import STORE_PATH
-from sandbox.buildkite_state import (
-    DEFAULT_REPOSITORY,
-    Artifact,
-    Build,
-    Job,
-    JobSpec,
-    Transition,
-    World,
-    as_outcome,
-)
+from sandbox.buildkite_state import DEFAULT_REPOSITORY, JobSpec, World, as_outcome
 from sandbox.buildkite_webhooks import BuildkiteWebhooks, RecordedDelivery
 
 log = logging.getLogger(__name__)

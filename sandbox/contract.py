@@ -5,6 +5,7 @@ sends against a subset of GitHub's OpenAPI description (cut by
 ``data/regenerate.py`` from a pinned ``@octokit/openapi``). Problems come back as
 readable strings rather than exceptions, so the sandbox can decide whether to
 answer 422 (a bad request from the bot) or fail the test (a bad stand-in).
+Finding the operation for a method and path is ``contract_routes``.
 
 Loading reads a ~0.5 MB file: call ``Contract.load`` once at start-up, off the
 event loop (``asyncio.to_thread``), and share the instance; it is cached.
@@ -16,16 +17,25 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import unquote
 
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
 from referencing import Registry
 from referencing.jsonschema import DRAFT4
+
+from sandbox.contract_routes import (
+    Match,
+    Operation,
+    Parameter,
+    Route,
+    Routes,
+    escape_pointer,
+    pointer_at,
+    resolve,
+)
 
 DATA_PACKAGE = "sandbox"
 DATA_DIR = "data"
@@ -40,9 +50,6 @@ MAX_MESSAGE_CHARS = 300
 JSON_MEDIA_TYPE = "application/json"
 # Statuses that never carry a body, whatever the description says.
 BODYLESS_STATUSES = frozenset({204, 304})
-# Parameters whose value may contain "/" even when the spec does not mark them
-# with x-multi-segment (compare's "{base}...{head}" are branch names).
-MULTI_SEGMENT_NAMES = frozenset({"ref", "path", "basehead", "base", "head", "branch"})
 
 PROBLEM = "{where}: {path}: {message}"
 MORE_PROBLEMS = "... and {count} more problems"
@@ -56,64 +63,6 @@ BODY_MISSING = "{where}: $: status {status} declares a JSON body but none was se
 NO_BODY_DECLARED = "{where}: $: status {status} declares no body but one was sent"
 WEBHOOK_NOT_IN_SUBSET = "{where}: $: schema {schema!r} is not in the contract subset"
 UNKNOWN_WEBHOOK_EXAMPLE = "no webhook example {name!r}; known: {known}"
-
-
-@dataclass(frozen=True)
-class Operation:
-    operation_id: str
-    method: str  # upper-case
-    path_template: str  # e.g. "/repos/{owner}/{repo}/git/ref/{ref}"
-
-
-@dataclass(frozen=True)
-class Match:
-    operation: Operation
-    path_params: dict[str, str]  # URL-decoded
-
-
-@dataclass(frozen=True)
-class _Parameter:
-    name: str
-    location: str  # "path" | "query" | "header" | "cookie"
-    required: bool
-    schema: Any
-    pointer: str  # JSON pointer of ``schema`` inside the subset
-    multi_segment: bool  # the value may contain "/"
-
-
-@dataclass(frozen=True)
-class _Route:
-    operation: Operation
-    pattern: re.Pattern[str]
-    param_names: tuple[str, ...]
-    # Higher sorts first: more literal segments, then fewer multi-segment params,
-    # so ".../commits/{ref}/status" beats ".../commits/{ref}" swallowing "x/status".
-    specificity: tuple[int, int]
-    parameters: tuple[_Parameter, ...]
-    pointer: str  # JSON pointer of the operation object
-
-
-def _escape_pointer(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _route_pattern(template: str, multi_segment: set[str]) -> tuple[re.Pattern[str], list[str]]:
-    """A regex over the *raw* (still percent-encoded) path for ``template``."""
-    pieces = re.split(r"\{([^}]+)\}", template)
-    names = pieces[1::2]
-    regex = ""
-    for index, piece in enumerate(pieces):
-        if index % 2 == 0:
-            regex += re.escape(piece)
-            continue
-        is_last = index == len(pieces) - 2 and not pieces[-1]
-        if piece in multi_segment:
-            # The last one takes the rest of the path; an inner one takes as little
-            # as it can, so "{base}...{head}" splits at the first "...".
-            regex += "(.+)" if is_last else "(.+?)"
-        else:
-            regex += "([^/]+)"
-    return re.compile(regex), names
 
 
 def _truncate(text: str) -> str:
@@ -171,10 +120,7 @@ class Contract:
             SPEC_URI, DRAFT4.create_resource(document)
         )
         self._validators: dict[tuple[str, bool], Validator] = {}
-        in_spec_order = self._build_routes()
-        self._operations = [route.operation for route in in_spec_order]
-        self._route_by_operation = {route.operation: route for route in in_spec_order}
-        self._routes = sorted(in_spec_order, key=lambda route: route.specificity, reverse=True)
+        self._routes = Routes(document)
 
     @classmethod
     def load(cls) -> Contract:
@@ -184,79 +130,24 @@ class Contract:
     # --- routing -------------------------------------------------------------
 
     def operations(self) -> list[Operation]:
-        return list(self._operations)
+        return list(self._routes.operations)
 
     def match(self, method: str, path: str) -> Match | None:
         """The operation serving ``method path`` (path without base URL), if any."""
-        route, params = self._find(path, method.upper())
+        route, params = self._routes.find(path, method.upper())
         return Match(route.operation, params) if route else None
 
     def allowed_methods(self, path: str) -> list[str]:
         """Methods some operation accepts on ``path``: tells 405 from 404."""
-        raw = path.partition("?")[0]
-        return sorted({r.operation.method for r in self._routes if r.pattern.fullmatch(raw)})
-
-    def _find(self, path: str, method: str) -> tuple[_Route | None, dict[str, str]]:
-        raw = path.partition("?")[0]
-        for route in self._routes:
-            if route.operation.method != method:
-                continue
-            found = route.pattern.fullmatch(raw)
-            if found:
-                values = (unquote(group) for group in found.groups())
-                return route, dict(zip(route.param_names, values, strict=True))
-        return None, {}
-
-    def _build_routes(self) -> list[_Route]:
-        routes: list[_Route] = []
-        for template, item in self._document["paths"].items():
-            for method, operation in item.items():
-                pointer = f"/paths/{_escape_pointer(template)}/{method}"
-                parameters = tuple(
-                    self._parameter(raw, f"{pointer}/parameters/{index}")
-                    for index, raw in enumerate(operation.get("parameters", []))
-                )
-                multi = {p.name for p in parameters if p.location == "path" and p.multi_segment}
-                pattern, names = _route_pattern(template, multi)
-                literal_segments = sum(1 for s in template.split("/") if s and "{" not in s)
-                routes.append(
-                    _Route(
-                        operation=Operation(operation["operationId"], method.upper(), template),
-                        pattern=pattern,
-                        param_names=tuple(names),
-                        specificity=(literal_segments, -len(multi & set(names))),
-                        parameters=parameters,
-                        pointer=pointer,
-                    )
-                )
-        return routes
-
-    def _parameter(self, raw: Mapping[str, Any], pointer: str) -> _Parameter:
-        node, pointer = self._resolve(raw, pointer)
-        return _Parameter(
-            name=node["name"],
-            location=node["in"],
-            required=bool(node.get("required", False)),
-            schema=node.get("schema", {}),
-            pointer=f"{pointer}/schema",
-            multi_segment=bool(node.get("x-multi-segment")) or node["name"] in MULTI_SEGMENT_NAMES,
-        )
+        return self._routes.allowed_methods(path)
 
     # --- document access -----------------------------------------------------
 
     def _at(self, pointer: str) -> Any:
-        node: Any = self._document
-        for token in pointer.split("/")[1:]:
-            key = token.replace("~1", "/").replace("~0", "~")
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        return node
+        return pointer_at(self._document, pointer)
 
     def _resolve(self, node: Any, pointer: str) -> tuple[Any, str]:
-        """Follow local ``$ref``s; returns the target and its own pointer."""
-        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
-            pointer = node["$ref"].removeprefix("#")
-            node = self._at(pointer)
-        return node, pointer
+        return resolve(self._document, node, pointer)
 
     def _validator(self, pointer: str, *, writing: bool) -> Validator:
         key = (pointer, writing)
@@ -294,13 +185,13 @@ class Contract:
         body: object | None,
     ) -> list[str]:
         """Problems with a request: parameters (coerced to their types) and JSON body."""
-        route = self._route_of(match)
+        route = self._routes.of(match)
         op_id = route.operation.operation_id
         return _capped(self._request_problems(route, op_id, match, query, body))
 
     def _request_problems(
         self,
-        route: _Route,
+        route: Route,
         op_id: str,
         match: Match,
         query: Mapping[str, str | list[str]],
@@ -328,7 +219,7 @@ class Contract:
 
         yield from self._body_problems(route, op_id, body)
 
-    def _coerce_parameter(self, parameter: _Parameter, raw: str | list[str]) -> object | None:
+    def _coerce_parameter(self, parameter: Parameter, raw: str | list[str]) -> object | None:
         declared = self._declared_type(parameter.schema)
         if declared == "array":
             values = [raw] if isinstance(raw, str) else raw
@@ -340,7 +231,7 @@ class Contract:
             raw = raw[0]
         return _coerce_scalar(raw, declared)
 
-    def _body_problems(self, route: _Route, op_id: str, body: object | None) -> Iterator[str]:
+    def _body_problems(self, route: Route, op_id: str, body: object | None) -> Iterator[str]:
         where = f"{op_id} request body"
         operation = self._at(route.pointer)
         if "requestBody" not in operation:
@@ -355,12 +246,12 @@ class Contract:
                 yield BODY_REQUIRED.format(where=where)
             return
         if JSON_MEDIA_TYPE in request_body.get("content", {}):
-            schema_pointer = f"{pointer}/content/{_escape_pointer(JSON_MEDIA_TYPE)}/schema"
+            schema_pointer = f"{pointer}/content/{escape_pointer(JSON_MEDIA_TYPE)}/schema"
             yield from self._problems(where, schema_pointer, body, writing=True)
 
     def validate_response(self, match: Match, status: int, body: object | None) -> list[str]:
         """Problems with a response: the status must be declared, the body must fit it."""
-        route = self._route_of(match)
+        route = self._routes.of(match)
         where = f"{route.operation.operation_id} response {status}"
         responses: dict[str, Any] = self._at(route.pointer)["responses"]
         key = next(
@@ -372,7 +263,7 @@ class Contract:
         if status in BODYLESS_STATUSES:
             return [] if body is None else [BODY_FORBIDDEN.format(where=where, status=status)]
         response, pointer = self._resolve(
-            responses[key], f"{route.pointer}/responses/{_escape_pointer(key)}"
+            responses[key], f"{route.pointer}/responses/{escape_pointer(key)}"
         )
         content: dict[str, Any] = response.get("content", {})
         if not content:
@@ -381,7 +272,7 @@ class Contract:
             return []  # only a non-JSON representation (diff, patch, raw) is declared
         if body is None:
             return [BODY_MISSING.format(where=where, status=status)]
-        schema_pointer = f"{pointer}/content/{_escape_pointer(JSON_MEDIA_TYPE)}/schema"
+        schema_pointer = f"{pointer}/content/{escape_pointer(JSON_MEDIA_TYPE)}/schema"
         return _capped(self._problems(where, schema_pointer, body, writing=False))
 
     def validate_webhook(self, event: str, payload: Mapping[str, object]) -> list[str]:
@@ -397,14 +288,8 @@ class Contract:
             name = base
         if name not in schemas:
             return [WEBHOOK_NOT_IN_SUBSET.format(where=where, schema=name)]
-        pointer = f"/components/schemas/{_escape_pointer(name)}"
+        pointer = f"/components/schemas/{escape_pointer(name)}"
         return _capped(self._problems(where, pointer, payload, writing=False))
-
-    def _route_of(self, match: Match) -> _Route:
-        route = self._route_by_operation.get(match.operation)
-        if route is None:
-            raise ValueError(f"{match.operation} is not an operation of this contract")
-        return route
 
 
 def _data_file(*parts: str) -> str:

@@ -18,8 +18,8 @@ from sandbox.github_http import ApiError, not_found
 from sandbox.github_state import APP_PERMISSIONS, App, CheckRun, Issue, Repo
 
 if TYPE_CHECKING:
-    from sandbox.github_json import JSON
-    from sandbox.github_server import GitHubSandbox
+    from sandbox.github_core import GitHubCore
+    from sandbox.github_json_base import JSON
 
 CHECK_STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
 QUEUED = "queued"
@@ -208,7 +208,7 @@ def pulls_at(repo: Repo, sha: str) -> list[Issue]:
 
 
 class CheckRunOps:
-    def __init__(self, sandbox: GitHubSandbox) -> None:
+    def __init__(self, sandbox: GitHubCore) -> None:
         self.sandbox = sandbox
         self.apps: dict[str, App] = {}
 

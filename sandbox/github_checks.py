@@ -15,9 +15,9 @@ from sandbox.github_state import AutoMerge, CommitStatus, Issue, Repo, User
 from sandbox.github_statuses import STATUS_STATES
 
 if TYPE_CHECKING:
+    from sandbox.git_objects import CommitInfo
+    from sandbox.github_core import GitHubCore
     from sandbox.github_events import PushedCommit
-    from sandbox.github_server import GitHubSandbox
-    from sandbox.gitstore import CommitInfo
 
 DEFAULT_CONTEXT = "default"
 # GitHub lists at most this many branches (those whose head is the commit) in `status`.
@@ -25,7 +25,7 @@ STATUS_BRANCHES_CAP = 10
 
 
 class CheckOps:
-    def __init__(self, sandbox: GitHubSandbox) -> None:
+    def __init__(self, sandbox: GitHubCore) -> None:
         self.sandbox = sandbox
 
     def record(

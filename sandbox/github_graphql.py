@@ -23,7 +23,7 @@ from graphql import GraphQLError, GraphQLSchema, build_schema, graphql
 from sandbox.github_auth import AuthError, InstallationToken, parse_authorization
 from sandbox.github_faults import SECONDARY_LIMIT_MESSAGE, SERVER_ERROR_MESSAGE
 from sandbox.github_http import Reply
-from sandbox.github_json import JSON, iso
+from sandbox.github_json_base import JSON, iso
 from sandbox.github_state import AutoMerge, Issue, Repo
 from sandbox.github_statuses import STATE_BLOCKED, STATE_DIRTY, merge_state
 
@@ -164,8 +164,8 @@ class GraphQLEndpoint:
             reply = Reply(401, {"message": str(error), "documentation_url": GRAPHQL_DOCS_URL})
         if bucket_key is not None:
             self.sb.auth.bucket(bucket_key).used += 1
-        self.sb.record_request(request, OPERATION_ID, reply.status, started, body)
-        return self.sb.respond(reply, bucket_key)
+        self.sb.pipeline.record_request(request, OPERATION_ID, reply.status, started, body)
+        return self.sb.pipeline.respond(reply, bucket_key)
 
     async def _answer(self, body: object, caller: Caller) -> Reply:
         """The query's answer, or the fault planned for it (a ghost runs the query first)."""

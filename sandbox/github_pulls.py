@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sandbox.git_objects import CommitInfo, Identity
 from sandbox.github_events import PushedCommit
 from sandbox.github_http import VALIDATION_FAILED, ApiError, not_found
-from sandbox.github_json import JSON, PullStats, noreply_email
+from sandbox.github_json import PullStats
+from sandbox.github_json_base import JSON, noreply_email
 from sandbox.github_state import WRITE_LEVELS, Issue, Repo, User
 from sandbox.github_statuses import required_check_blocker
-from sandbox.gitstore import ZERO_SHA, Identity
+from sandbox.gitstore import ZERO_SHA
 
 if TYPE_CHECKING:
-    from sandbox.github_server import GitHubSandbox
+    from sandbox.github_core import GitHubCore
 
 NOT_MERGEABLE = "Pull Request is not mergeable"
 HEAD_MODIFIED = "Head branch was modified. Review and try the merge again."
@@ -44,8 +46,34 @@ class MergeOutcome:
     method: str
 
 
+def _merge_message(
+    repo: Repo, issue: Issue, commit_title: str | None, commit_message: str | None
+) -> str:
+    pull = issue.pull
+    assert pull is not None
+    title = (
+        commit_title
+        or f"Merge pull request #{issue.number} from {repo.owner.login}/{pull.head_ref}"
+    )
+    return f"{title}\n\n{commit_message if commit_message is not None else issue.title}\n"
+
+
+def _squash_message(
+    issue: Issue,
+    head_commits: list[CommitInfo],
+    commit_title: str | None,
+    commit_message: str | None,
+) -> str:
+    """GitHub's default squash message lists the squashed commits' messages."""
+    title = commit_title or f"{issue.title} (#{issue.number})"
+    details = commit_message
+    if details is None:
+        details = "\n\n".join(f"* {c.message.strip()}" for c in head_commits)
+    return f"{title}\n\n{details}\n" if details else f"{title}\n"
+
+
 class PullOps:
-    def __init__(self, sandbox: GitHubSandbox) -> None:
+    def __init__(self, sandbox: GitHubCore) -> None:
         self.sandbox = sandbox
 
     # -- computed fields --------------------------------------------------------------------
@@ -106,37 +134,40 @@ class PullOps:
             name, store.rev_list(name, f"{base_head}..{pull.head_sha}", reverse=True)
         )
         if method == "merge":
-            title = (
-                commit_title
-                or f"Merge pull request #{issue.number} from {repo.owner.login}/{pull.head_ref}"
-            )
-            message = (
-                f"{title}\n\n{commit_message if commit_message is not None else issue.title}\n"
-            )
+            message = _merge_message(repo, issue, commit_title, commit_message)
             sha = store.commit_tree(
                 name, tree, [base_head, pull.head_sha], message, merger_identity, committer
             )
         elif method == "squash":
-            title = commit_title or f"{issue.title} (#{issue.number})"
-            details = commit_message
-            if details is None:
-                details = "\n\n".join(f"* {c.message.strip()}" for c in head_commits)
-            message = f"{title}\n\n{details}\n" if details else f"{title}\n"
+            message = _squash_message(issue, head_commits, commit_title, commit_message)
             author = head_commits[0].author if head_commits else merger_identity
             sha = store.commit_tree(name, tree, [base_head], message, author, committer)
         else:
-            # Replaying commits onto a moved base needs a three-way cherry-pick per
-            # commit; the stand-in only rebases when the base has not moved.
-            if not store.is_ancestor(name, base_head, pull.head_sha):
-                raise ApiError(405, REBASE_DIVERGED)
-            sha = base_head
-            for commit in head_commits:
-                sha = store.commit_tree(
-                    name, commit.tree, [sha], commit.message, commit.author, committer
-                )
+            sha = self._rebase(name, base_head, pull.head_sha, head_commits, committer)
         if not store.update_ref(name, base_ref, sha, base_head):
             raise ApiError(409, BASE_MODIFIED)
         return MergeOutcome(sha=sha, before=base_head, method=method)
+
+    def _rebase(
+        self,
+        name: str,
+        base_head: str,
+        head_sha: str,
+        head_commits: list[CommitInfo],
+        committer: Identity,
+    ) -> str:
+        """Replay ``head_commits`` on ``base_head``; the new tip."""
+        store = self.sandbox.store
+        # Replaying commits onto a moved base needs a three-way cherry-pick per
+        # commit; the stand-in only rebases when the base has not moved.
+        if not store.is_ancestor(name, base_head, head_sha):
+            raise ApiError(405, REBASE_DIVERGED)
+        sha = base_head
+        for commit in head_commits:
+            sha = store.commit_tree(
+                name, commit.tree, [sha], commit.message, commit.author, committer
+            )
+        return sha
 
     def after_merge(
         self,

@@ -13,7 +13,7 @@ from sandbox.github_http import (
     not_found,
     paginate,
 )
-from sandbox.github_json import JSON
+from sandbox.github_json_base import JSON
 from sandbox.github_pulls import PullEvent
 from sandbox.github_state import Comment, Issue, Label, Reaction, Repo
 

@@ -4,13 +4,16 @@ Every method is synchronous and runs git plumbing in a subprocess; the server
 calls them through ``asyncio.to_thread`` so the event loop never waits on git.
 The repositories are bare and isolated from the user's git configuration, so a
 developer's hooks, signing or aliases can never change what the tests see.
+
+The records git's output is read into are in ``git_objects``; serving an existing
+repository without copying it is ``git_import``. ``GitFile`` is the value setup
+calls (``create_repo``, ``commit``) take for a file with a mode.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,16 +21,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
+from sandbox.git_objects import (
+    CommitInfo,
+    FileDiff,
+    GitError,
+    Identity,
+    TreeChange,
+    TreeEntry,
+    parse_commit,
+    parse_commit_batch,
+    parse_diff,
+    parse_ls_tree,
+)
+
 ZERO_SHA = "0" * 40
 EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-_IDENT_RE = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<ts>-?\d+) (?P<tz>[+-]\d{4})$")
 REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
 FILE_MODES = (REGULAR, EXECUTABLE, SYMLINK)
-
-
-class GitError(Exception):
-    """A git command failed in a way the caller did not anticipate."""
 
 
 def is_sha(value: str) -> bool:
@@ -66,67 +77,6 @@ def as_git_file(content: FileContent) -> GitFile:
     return content if isinstance(content, GitFile) else GitFile(_as_bytes(content))
 
 
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    email: str
-    timestamp: int  # epoch seconds, always recorded as UTC
-
-
-@dataclass(frozen=True)
-class CommitInfo:
-    sha: str
-    tree: str
-    parents: tuple[str, ...]
-    author: Identity
-    committer: Identity
-    message: str
-
-
-@dataclass(frozen=True)
-class TreeEntry:
-    mode: str
-    type: str  # blob | tree | commit
-    sha: str
-    path: str
-    size: int | None
-
-
-@dataclass(frozen=True)
-class TreeChange:
-    """One entry of a create-tree request: ``sha`` None deletes ``path``."""
-
-    path: str
-    mode: str
-    type: str
-    sha: str | None
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    filename: str
-    status: str  # added | removed | modified | renamed
-    additions: int
-    deletions: int
-    blob_sha: str | None
-    previous_filename: str | None
-
-
-@dataclass(frozen=True)
-class ImportPlan:
-    """What importing an existing repository will serve: its object directory and the refs
-    to create in the stand-in (full ref name → object), in the order asked."""
-
-    objects: Path
-    shallow: Path | None
-    refs: dict[str, str]
-
-    def branches(self) -> list[str]:
-        return [
-            ref.removeprefix("refs/heads/") for ref in self.refs if ref.startswith("refs/heads/")
-        ]
-
-
 def _fast_import_path(path: str) -> bytes:
     """``path`` as fast-import reads it: C-quoted only when it must be (see git-fast-import)."""
     parts = path.split("/")
@@ -136,33 +86,6 @@ def _fast_import_path(path: str) -> bytes:
         escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         return f'"{escaped}"'.encode()
     return path.encode()
-
-
-def _parse_identity(value: str) -> Identity:
-    match = _IDENT_RE.match(value)
-    if match is None:
-        raise GitError(f"unparseable identity line: {value!r}")
-    return Identity(match["name"], match["email"], int(match["ts"]))
-
-
-def parse_commit(sha: str, raw: bytes) -> CommitInfo:
-    header, _, message = raw.decode("utf-8", errors="replace").partition("\n\n")
-    tree = ""
-    parents: list[str] = []
-    author = committer = None
-    for line in header.splitlines():
-        key, _, value = line.partition(" ")
-        if key == "tree":
-            tree = value
-        elif key == "parent":
-            parents.append(value)
-        elif key == "author":
-            author = _parse_identity(value)
-        elif key == "committer":
-            committer = _parse_identity(value)
-    if author is None or committer is None or not tree:
-        raise GitError(f"malformed commit object {sha}")
-    return CommitInfo(sha, tree, tuple(parents), author, committer, message)
 
 
 class GitStore:
@@ -201,9 +124,9 @@ class GitStore:
         env: Mapping[str, str] | None = None,
         ok_codes: Iterable[int] = (0,),
     ) -> subprocess.CompletedProcess[bytes]:
-        return self._run(self.path(full_name), *args, stdin=stdin, env=env, ok_codes=ok_codes)
+        return self.run(self.path(full_name), *args, stdin=stdin, env=env, ok_codes=ok_codes)
 
-    def _run(
+    def run(
         self,
         git_dir: Path,
         *args: str,
@@ -211,6 +134,8 @@ class GitStore:
         env: Mapping[str, str] | None = None,
         ok_codes: Iterable[int] = (0,),
     ) -> subprocess.CompletedProcess[bytes]:
+        """git on ``git_dir`` (any git directory, an import's source too), isolated from
+        the machine's configuration; GitError unless the exit code is in ``ok_codes``."""
         proc = subprocess.run(
             ["git", "--git-dir", str(git_dir), *args],
             input=stdin,
@@ -298,28 +223,11 @@ class GitStore:
         out = self._git(
             full_name, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode()
         ).stdout
-        commits: list[CommitInfo] = []
-        pos = 0
-        for sha in shas:
-            newline = out.index(b"\n", pos)
-            header = out[pos:newline].decode().split()
-            if len(header) != 3 or header[1] != "commit":
-                raise GitError(f"{sha} is not a commit")
-            size = int(header[2])
-            commits.append(parse_commit(sha, out[newline + 1 : newline + 1 + size]))
-            pos = newline + 1 + size + 1
-        return commits
+        return parse_commit_batch(shas, out)
 
     def ls_tree(self, full_name: str, tree: str, *, recursive: bool = False) -> list[TreeEntry]:
         args = ["ls-tree", "-z", "-l"] + (["-r", "-t"] if recursive else []) + [tree]
-        entries: list[TreeEntry] = []
-        for record in self._git(full_name, *args).stdout.decode().split("\0"):
-            if not record:
-                continue
-            meta, path = record.split("\t", 1)
-            mode, kind, sha, size = meta.split()
-            entries.append(TreeEntry(mode, kind, sha, path, None if size == "-" else int(size)))
-        return entries
+        return parse_ls_tree(self._git(full_name, *args).stdout)
 
     def file_at(self, full_name: str, commit: str, path: str) -> tuple[str, str] | None:
         """``(type, sha)`` of ``path`` inside ``commit``; None when it does not exist."""
@@ -425,119 +333,6 @@ class GitStore:
             self._git(full_name, "update-ref", "-d", ref, old, ok_codes=(0, 1, 128)).returncode == 0
         )
 
-    # -- importing an existing repository ---------------------------------------------------
-
-    def plan_import(self, source: Path, wanted: Sequence[tuple[str, str | None]]) -> ImportPlan:
-        """Check ``source`` and resolve each ``(name, target)`` in it; ValueError says why not.
-
-        ``name`` is a branch, tag, full ref or commit of the source; ``target`` the ref to
-        create (a short name is a branch), or None for the same ref (a remote-tracking
-        ``origin/x`` becomes branch ``x``). Nothing is written: a refused import leaves
-        no half-made stand-in behind.
-        """
-        git_dir = self._source_git_dir(source)
-        out = (
-            self._run(
-                git_dir,
-                "rev-parse",
-                "--show-object-format",
-                "--git-path",
-                "objects",
-                "--git-path",
-                "shallow",
-            )
-            .stdout.decode()
-            .splitlines()
-        )
-        object_format, objects, shallow = out[0], Path(out[1]), Path(out[2])
-        if object_format != "sha1":
-            # The stand-in's repositories are SHA-1; alternates cannot mix object formats.
-            raise ValueError(f"cannot import {source}: its objects are {object_format}, not sha1")
-        refs: dict[str, str] = {}
-        for name, target in wanted:
-            ref, sha = self._source_ref(source, git_dir, name, target)
-            if ref in refs:
-                raise ValueError(f"cannot import {source}: {ref} is asked for twice")
-            refs[ref] = sha
-        return ImportPlan(objects, shallow if shallow.is_file() else None, refs)
-
-    def link(self, full_name: str, plan: ImportPlan, default_branch: str) -> None:
-        """A new stand-in serving ``plan``: the source's object directory is borrowed through
-        ``objects/info/alternates`` (nothing copied), the refs are written in one process,
-        and whatever git writes afterwards lands here, never in the source."""
-        self.init(full_name, default_branch)
-        path = self.path(full_name)
-        try:
-            info = path / "objects" / "info"
-            info.mkdir(parents=True, exist_ok=True)
-            (info / "alternates").write_text(f"{plan.objects}\n")
-            if plan.shallow is not None:
-                # Without the source's shallow boundary a history walk hits missing parents.
-                shutil.copyfile(plan.shallow, path / "shallow")
-            commands = "".join(f"create {ref} {sha}\n" for ref, sha in plan.refs.items())
-            self._git(full_name, "update-ref", "--stdin", stdin=commands.encode())
-        except BaseException:
-            shutil.rmtree(path, ignore_errors=True)
-            raise
-
-    def _source_git_dir(self, source: Path) -> Path:
-        path = Path(os.path.abspath(source.expanduser()))
-        if not path.is_dir():
-            raise ValueError(f"cannot import {source}: no such directory")
-        # An explicit --git-dir: git never walks up into a parent repository, and a work
-        # tree's .git (a directory, or a file for a linked work tree) is found here.
-        candidate = path / ".git" if (path / ".git").exists() else path
-        proc = self._run(candidate, "rev-parse", "--absolute-git-dir", ok_codes=(0, 128))
-        if proc.returncode != 0:
-            raise ValueError(
-                f"cannot import {source}: not a git repository "
-                "(neither a work tree with a .git nor a git directory)"
-            )
-        return Path(proc.stdout.decode().strip())
-
-    def _source_ref(
-        self, source: Path, git_dir: Path, name: str, target: str | None
-    ) -> tuple[str, str]:
-        """``(ref to create, object it points at)`` for ``name`` of the source."""
-        commit = (
-            self._source_rev(git_dir, f"{name}^{{commit}}") if name[:1] not in ("", "-") else None
-        )
-        if commit is None:
-            branches = (
-                self._run(
-                    git_dir,
-                    "for-each-ref",
-                    "--count=10",
-                    "--format=%(refname:short)",
-                    "refs/heads/",
-                )
-                .stdout.decode()
-                .split()
-            )
-            raise ValueError(
-                f"cannot import {source}: no branch, tag or commit {name!r} there "
-                f"(branches: {', '.join(branches) or 'none'})"
-            )
-        full = self._source_rev(git_dir, "--symbolic-full-name", name)
-        if target is not None:
-            ref = target if target.startswith("refs/") else f"refs/heads/{target}"
-        elif full is None:
-            raise ValueError(
-                f"cannot import {source}: {name!r} is a commit, not a ref; "
-                f"name the branch to create for it, e.g. refs={{{name!r}: 'main'}}"
-            )
-        elif full.startswith("refs/remotes/"):
-            ref = "refs/heads/" + full.split("/", 3)[3]
-        else:
-            ref = full
-        # Branches must point at commits; other refs keep what they point at (a tag object).
-        value = commit if ref.startswith("refs/heads/") else self._source_rev(git_dir, name)
-        return ref, value or commit
-
-    def _source_rev(self, git_dir: Path, *args: str) -> str | None:
-        proc = self._run(git_dir, "rev-parse", "--verify", "--quiet", *args, ok_codes=(0, 1, 128))
-        return (proc.stdout.decode().strip() or None) if proc.returncode == 0 else None
-
     # -- history ----------------------------------------------------------------------------
 
     def is_ancestor(self, full_name: str, ancestor: str, descendant: str) -> bool:
@@ -594,47 +389,4 @@ class GitStore:
         """Files changed between two commits or trees, with line counts (binary counts as 0)."""
         numstat = self._git(full_name, "diff-tree", "-r", "-z", "-M", "--numstat", old, new)
         raw = self._git(full_name, "diff-tree", "-r", "-z", "-M", "--raw", old, new)
-        counts: list[tuple[int, int]] = []
-        fields = numstat.stdout.decode().split("\0")
-        i = 0
-        while i < len(fields):
-            record = fields[i]
-            if not record:
-                i += 1
-                continue
-            added, deleted, path = record.split("\t", 2)
-            if path == "":  # a rename: the two names follow as separate fields
-                i += 2
-            counts.append(
-                (int(added) if added != "-" else 0, int(deleted) if deleted != "-" else 0)
-            )
-            i += 1
-        diffs: list[FileDiff] = []
-        items = raw.stdout.decode().split("\0")
-        j = 0
-        while j < len(items):
-            meta = items[j]
-            if not meta.startswith(":"):
-                j += 1
-                continue
-            _, _, _, new_sha, letter = meta[1:].split(" ")
-            kind = letter[0]
-            if kind in "RC":
-                previous, filename = items[j + 1], items[j + 2]
-                j += 3
-            else:
-                previous, filename = None, items[j + 1]
-                j += 2
-            status = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied"}
-            additions, deletions = counts[len(diffs)] if len(diffs) < len(counts) else (0, 0)
-            diffs.append(
-                FileDiff(
-                    filename=filename,
-                    status=status.get(kind, "changed"),
-                    additions=additions,
-                    deletions=deletions,
-                    blob_sha=None if kind == "D" else new_sha,
-                    previous_filename=previous,
-                )
-            )
-        return diffs
+        return parse_diff(numstat.stdout, raw.stdout)

@@ -22,26 +22,23 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import gidgethub
-from gidgethub.abc import GitHubAPI
 
 from bot.abi.judge import AuditResult, propose_pattern, render_table
 from bot.abi.log import PASSED, AuditEvidence, parse_audit_log
 from bot.allowlist import text as allowlist_text
 from bot.allowlist.commit import AllowlistFile, Edit, plan_edit
 from bot.buildkite.client import BuildkiteClient
-from bot.config.schema import AllowlistConfig, PinConfig
+from bot.config.schema import PinConfig
 from bot.github import changes, effects, neutralise
-from bot.github.changes import DEFAULT_BOT_LOGIN, Repo, is_bot_identity
+from bot.github.changes import is_bot_identity
 from bot.pins import bump
 from bot.pins import text as bump_text
-from bot.service.blocking import BlockingRunner
 from bot.service.errors import TransientError
-from bot.service.locks import KeyedLocks
-from bot.store.protocol import Store
+from bot.service.scope import RepoScope
+from bot.store.kinds import Kind, pin_key
 
 log = logging.getLogger(__name__)
 
-STALE_STATE_KIND = "allowlist-stale"
 PRUNE_INTENT = "prune_intent"  # in the pin's bump state: a prune commit being pushed
 ERROR_BUMP_UNFINISHED = "the bump of {pin} is unfinished; the allowlist follow-up waits for it"
 
@@ -75,19 +72,9 @@ def run_from_wheel(result: AuditResult, commit: str, branch: str) -> AuditRun:
     return AuditRun(commit, branch, f"wheel:{commit}", None, evidence, narrow, render_table(result))
 
 
-@dataclass(frozen=True)
-class FlowContext:
-    gh: GitHubAPI
-    store: Store
-    locks: KeyedLocks
-    blocking: BlockingRunner
-    repo: Repo
-    allowlist: AllowlistConfig
-    bot_login: str = DEFAULT_BOT_LOGIN
-
-    @property
-    def file(self) -> AllowlistFile:
-        return AllowlistFile(self.gh, self.blocking, self.repo, self.allowlist)
+def allowlist_file(ctx: RepoScope) -> AllowlistFile:
+    """The repository's allowlist file, read and edited through the scope's client."""
+    return AllowlistFile(ctx.gh, ctx.blocking, ctx.repo, ctx.allowlist)
 
 
 def owned(pattern: str, pin: PinConfig) -> bool:
@@ -109,13 +96,13 @@ def next_prunes(
     return result
 
 
-async def _comment_once(ctx: FlowContext, number: int, key: str, body: str) -> None:
+async def _comment_once(ctx: RepoScope, number: int, key: str, body: str) -> None:
     """Comment unless this evidence was already commented on this PR."""
     marker = allowlist_text.MARKER_EVIDENCE.format(job=key)
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
 
 
-async def _unexpected_comment(ctx: FlowContext, number: int, run: AuditRun, skip: set[str]) -> None:
+async def _unexpected_comment(ctx: RepoScope, number: int, run: AuditRun, skip: set[str]) -> None:
     libraries = [lib for lib in run.evidence.outside if lib not in skip]
     if not libraries:
         return
@@ -132,12 +119,12 @@ async def _unexpected_comment(ctx: FlowContext, number: int, run: AuditRun, skip
 # --- on a bump PR ---------------------------------------------------------------
 
 
-async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str:
+async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> str:
     """Apply a bump PR's own audit evidence to that PR; returns what happened."""
-    key = bump.pin_key(ctx.repo.full_name, pin.name)
+    key = pin_key(ctx.repo.full_name, pin.name)
     branch = bump_text.bump_branch(pin.name)
     async with ctx.locks.hold(key):
-        state = bump.PinState.load(await ctx.store.get_state(bump.STATE_KIND, key))
+        state = bump.PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         head = await _branch_head(ctx, branch)
         intent = state.extra.get(PRUNE_INTENT)
         if _prune_pushed(intent, run, head):
@@ -167,7 +154,7 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
         change = await _pruned_text(ctx, state, head, prunes)
         if change is None:
             state.prunes = prunes
-            await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+            await ctx.store.put_state(Kind.BUMP, key, state.dump())
             return "nothing to prune"
         base, text, edit = change
         # Log lines sit in a fixed fence: defused so they cannot carry a marker.
@@ -184,7 +171,7 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
             else None
         )
         message = allowlist_text.prune_message(pin.name, edit.describe(), trailers)
-        sha = (await ctx.file.commit(base, text, message)).sha
+        sha = (await allowlist_file(ctx).commit(base, text, message)).sha
         body = allowlist_text.COMMENT_PRUNED.format(
             job_url=run.url,
             upstream=pin.upstream,
@@ -199,7 +186,7 @@ async def follow_up_bump(ctx: FlowContext, pin: PinConfig, run: AuditRun) -> str
         intent = {"run": run.key, "sha": sha, "base": base.sha, "prunes": prunes}
         intent.update(pr=number, body=body)
         state.pending, state.extra[PRUNE_INTENT] = sha, intent
-        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+        await ctx.store.put_state(Kind.BUMP, key, state.dump())
         if base.sha == head.sha:
             await changes.advance_branch(ctx.gh, ctx.repo, branch, sha)
         else:  # replacing the bot's own earlier prune commit
@@ -217,20 +204,20 @@ def _prune_pushed(
 
 
 async def _finish_prune(
-    ctx: FlowContext, key: str, state: bump.PinState, intent: Mapping[str, Any]
+    ctx: RepoScope, key: str, state: bump.PinState, intent: Mapping[str, Any]
 ) -> str:
     """The prune commit is on the branch: record it, then explain it on the PR."""
     state.head, state.pending = str(intent["sha"]), None
     state.prunes = {str(p): list(n) for p, n in dict(intent["prunes"]).items()}
     state.extra["prune_base"] = intent["base"]
-    await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+    await ctx.store.put_state(Kind.BUMP, key, state.dump())
     await _comment_once(ctx, int(intent["pr"]), str(intent["run"]), str(intent["body"]))
     state.extra.pop(PRUNE_INTENT, None)
-    await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+    await ctx.store.put_state(Kind.BUMP, key, state.dump())
     return "pruned"
 
 
-async def _branch_head(ctx: FlowContext, branch: str) -> changes.BranchHead | None:
+async def _branch_head(ctx: RepoScope, branch: str) -> changes.BranchHead | None:
     try:
         return await changes.branch_head(ctx.gh, ctx.repo, branch)
     except gidgethub.BadRequest as exc:
@@ -240,7 +227,7 @@ async def _branch_head(ctx: FlowContext, branch: str) -> changes.BranchHead | No
 
 
 async def _pruned_text(
-    ctx: FlowContext,
+    ctx: RepoScope,
     state: bump.PinState,
     head: changes.BranchHead,
     prunes: Mapping[str, Sequence[str]],
@@ -254,7 +241,7 @@ async def _pruned_text(
     prune_base = state.extra.get("prune_base")
     if state.prunes and state.head == head.sha and isinstance(prune_base, str):
         base = await changes.commit_head(ctx.gh, ctx.repo, prune_base, name=head.name)
-    file = ctx.file
+    file = allowlist_file(ctx)
     text = await file.read(base.sha)
     if text is None:
         return None
@@ -266,7 +253,7 @@ async def _pruned_text(
     return base, new_text, edit
 
 
-async def _open_pull_number(ctx: FlowContext, branch: str) -> int | None:
+async def _open_pull_number(ctx: RepoScope, branch: str) -> int | None:
     pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
     return next((int(pr["number"]) for pr in pulls if pr["state"] == "open"), None)
 
@@ -274,15 +261,15 @@ async def _open_pull_number(ctx: FlowContext, branch: str) -> int | None:
 # --- the stale-entries PR from main-branch evidence -------------------------------
 
 
-async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHead) -> str:
+async def follow_up_main(ctx: RepoScope, run: AuditRun, base: changes.BranchHead) -> str:
     """Open, update or close the one stale-entries PR from an audit of ``base``."""
     async with ctx.locks.hold(f"{ctx.repo.full_name}#allowlist"):
         if run.commit != base.sha:
             return "evidence is for an older main commit"
-        state = dict(await ctx.store.get_state(STALE_STATE_KIND, ctx.repo.full_name) or {})
+        state = dict(await ctx.store.get_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name) or {})
         pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH)
         open_pr = next((pr for pr in pulls if pr["state"] == "open"), None)
-        file = ctx.file
+        file = allowlist_file(ctx)
         text = await file.read(base.sha)
         if text is None:
             return "no allowlist file"
@@ -309,7 +296,7 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
             sha = (await file.commit(base, new_text, message)).sha
             # Recorded before the branch moves: a rerun finishes with this very commit.
             state.update(pending=sha, pending_for={"evidence": run.key, "base": base.sha})
-            await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+            await ctx.store.put_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name, state)
         elif pr_head is None:
             pr_head = await changes.ref_sha(ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH)
         if pr_head != sha:
@@ -331,11 +318,11 @@ async def follow_up_main(ctx: FlowContext, run: AuditRun, base: changes.BranchHe
             await changes.update_pull(ctx.gh, ctx.repo, int(open_pr["number"]), body=body)
             outcome = "updated"
         state.update(head=sha, pending=None, pending_for=None, evidence=run.key, base=base.sha)
-        await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+        await ctx.store.put_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name, state)
         return outcome
 
 
-async def _stale_head_is_ours(ctx: FlowContext, state: dict[str, Any], head: str) -> bool:
+async def _stale_head_is_ours(ctx: RepoScope, state: dict[str, Any], head: str) -> bool:
     """Whether the stale-entries PR's head is the bot's: remembered, or (with nothing
     remembered, e.g. a new store) the bot's own commit, by message and committer."""
     if head in (state.get("head"), state.get("pending")):
@@ -364,7 +351,7 @@ def _resumable_stale(
     return pending
 
 
-async def _open_stale_pull(ctx: FlowContext, body: str, base: str, sha: str) -> int:
+async def _open_stale_pull(ctx: RepoScope, body: str, base: str, sha: str) -> int:
     """Open the stale-entries PR; a lost answer is looked for by its branch and head."""
 
     async def create() -> int:
@@ -387,7 +374,7 @@ async def _open_stale_pull(ctx: FlowContext, body: str, base: str, sha: str) -> 
 
 
 async def _close_stale_pr(
-    ctx: FlowContext, open_pr: Mapping[str, Any] | None, branch: str, state: dict[str, Any]
+    ctx: RepoScope, open_pr: Mapping[str, Any] | None, branch: str, state: dict[str, Any]
 ) -> str:
     if open_pr is None:
         return "nothing stale"
@@ -396,7 +383,7 @@ async def _close_stale_pr(
     await _comment_once(ctx, number, f"closed:{number}", body)
     await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
     state.update(head=None)
-    await ctx.store.put_state(STALE_STATE_KIND, ctx.repo.full_name, state)
+    await ctx.store.put_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name, state)
     return "closed"
 
 

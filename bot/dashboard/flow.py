@@ -40,7 +40,6 @@ from bot.config.schema import RepoConfig
 from bot.dashboard.text import (
     DASHBOARD_TITLE,
     MARKER,
-    PIN_KIND,
     DashboardData,
     EntryRow,
     PinRow,
@@ -51,15 +50,12 @@ from bot.dashboard.text import (
 )
 from bot.github.changes import Repo
 from bot.pins import bump
-from bot.retry.flow import JOB_KIND
+from bot.store.kinds import Kind
 from bot.store.protocol import Store
 
 __all__ = [
-    "ALLOWLIST_KIND",
     "DASHBOARD_TITLE",
     "MARKER",
-    "PIN_KIND",
-    "STATE_KIND",
     "DashboardData",
     "EntryRow",
     "PinRow",
@@ -74,8 +70,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-STATE_KIND = "dashboard"
-ALLOWLIST_KIND = "dashboard-allowlist"
 DAY = 86400.0
 GONE = (404, 410)  # the remembered issue was deleted or transferred away
 
@@ -113,12 +107,12 @@ async def record_allowlist_evidence(
 ) -> None:
     """Remember the latest evidence per allowlist pattern; forget patterns in ``gone``
     (no longer in the allowlist file)."""
-    doc = dict(await store.get_state(ALLOWLIST_KIND, repo) or {})
+    doc = dict(await store.get_state(Kind.DASHBOARD_ALLOWLIST, repo) or {})
     for pattern in gone:
         doc.pop(pattern, None)
     for pattern, kind in evidence.items():
         doc[pattern] = {"evidence": kind, "date": utc_day(now), "owner": _owner(pattern, config)}
-    await store.put_state(ALLOWLIST_KIND, repo, doc)
+    await store.put_state(Kind.DASHBOARD_ALLOWLIST, repo, doc)
 
 
 def _owner(pattern: str, config: RepoConfig | None) -> str | None:
@@ -135,11 +129,11 @@ async def collect(
 ) -> DashboardData:
     """Everything the dashboard shows about ``repo``, from the store alone."""
     config_doc, allow_doc, bump_docs, pin_docs, jobs = await asyncio.gather(
-        store.get_state(bump.CONFIG_STATE_KIND, repo),
-        store.get_state(ALLOWLIST_KIND, repo),
-        store.list_state(bump.STATE_KIND),
-        store.list_state(PIN_KIND),
-        store.list_state(JOB_KIND),
+        store.get_state(Kind.CONFIG, repo),
+        store.get_state(Kind.DASHBOARD_ALLOWLIST, repo),
+        store.list_state(Kind.BUMP),
+        store.list_state(Kind.DASHBOARD_PIN),
+        store.list_state(Kind.RETRY_JOB),
     )
     errors = str((config_doc or {}).get("error") or "")
     return DashboardData(
@@ -250,7 +244,7 @@ async def upsert_dashboard(
 ) -> Upsert:
     """Create the repo's dashboard issue, or edit it only when ``body`` changed."""
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    known = await store.get_state(STATE_KIND, repo.full_name)
+    known = await store.get_state(Kind.DASHBOARD, repo.full_name)
     if known is not None:
         number = int(known["issue"])
         if known.get("hash") == digest:
@@ -296,7 +290,7 @@ async def _edit(gh: GitHubAPI, repo: Repo, number: int, body: str) -> None:
 
 
 async def _remember(store: Store, repo: Repo, number: int, digest: str) -> None:
-    await store.put_state(STATE_KIND, repo.full_name, {"issue": number, "hash": digest})
+    await store.put_state(Kind.DASHBOARD, repo.full_name, {"issue": number, "hash": digest})
 
 
 async def _find(gh: GitHubAPI, repo: Repo, bot_login: str) -> dict[str, Any] | None:

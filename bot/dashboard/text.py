@@ -212,8 +212,6 @@ def _row(cells: Sequence[str]) -> str:
 # --- what the bump flow records for the dashboard (kept here: bump.py cannot import
 # the dashboard module, which reads bump's own documents) --------------------------
 
-PIN_KIND = "dashboard-pin"
-
 
 def pin_snapshot(
     *,

@@ -33,7 +33,7 @@ import re
 import tokenize
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from types import MappingProxyType
 
@@ -300,46 +300,68 @@ def _layout(
         for token in tokenize.generate_tokens(io.StringIO(source).readline)
         if start <= offsets.of_token(token.start) < end
     ]
-    inner = tokens[1:-1]  # without the tuple's own "(" and ")"
-
-    def layout_error(reason: str, line: int) -> AllowlistError:
-        where = f"{filename}:{line}"
-        return AllowlistError(MSG_LAYOUT.format(where=where, variable=variable, reason=reason))
-
-    opening: str | None = None
-    items: list[_Item] = []
-    pending: list[str] = []  # own-line comments waiting for the next entry
-    comma_after_last = False
-    last_code_line = tokens[0].start[0]  # line of the last "(", string or ","
-    for token in inner:
-        line = token.start[0]
+    scan = _LayoutScan(source, elements, values, variable, filename, tokens[0].start[0])
+    for token in tokens[1:-1]:  # without the tuple's own "(" and ")"
         if token.type == tokenize.COMMENT:
-            comment = token.string.rstrip()
-            if line != last_code_line:
-                pending.append(comment)
-            elif not items:
-                opening = comment
-            elif items[-1].trailing is None:
-                items[-1] = replaced(items[-1], trailing=comment)
-            else:
-                raise layout_error(REASON_TWO_COMMENTS, line)
+            scan.comment(token)
         elif token.type == tokenize.STRING:
-            if items and not comma_after_last:
-                # Two literals in a row: implicit concatenation, not one plain literal.
-                raise _not_literal(source, elements[len(items) - 1], variable, filename)
-            if token.end[0] != line:
-                raise layout_error(REASON_MULTILINE_ENTRY, line)
-            items.append(_Item(values[len(items)], token.string, leading=tuple(pending)))
-            pending = []
-            comma_after_last = False
-            last_code_line = line
+            scan.entry(token)
         elif token.type == tokenize.OP and token.string == ",":
-            comma_after_last = True
-            last_code_line = line
+            scan.comma(token)
         elif token.type not in (tokenize.NL, tokenize.NEWLINE):
             # Only "(" and ")" get here: ast already refused anything but literals.
-            raise layout_error(REASON_NESTED_PARENTHESES, line)
-    return _Layout(opening, tuple(items), tuple(pending), comma_after_last)
+            raise scan.error(REASON_NESTED_PARENTHESES, token.start[0])
+    return _Layout(scan.opening, tuple(scan.items), tuple(scan.pending), scan.comma_after_last)
+
+
+@dataclass
+class _LayoutScan:
+    """What ``_layout`` has read so far of the tokens between the parentheses."""
+
+    source: str
+    elements: Sequence[ast.expr]
+    values: Sequence[str]
+    variable: str
+    filename: str
+    last_code_line: int  # line of the last "(", string or ","
+    opening: str | None = None
+    items: list[_Item] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)  # own-line comments for the next entry
+    comma_after_last: bool = False
+
+    def error(self, reason: str, line: int) -> AllowlistError:
+        where = f"{self.filename}:{line}"
+        return AllowlistError(MSG_LAYOUT.format(where=where, variable=self.variable, reason=reason))
+
+    def comment(self, token: tokenize.TokenInfo) -> None:
+        line = token.start[0]
+        comment = token.string.rstrip()
+        if line != self.last_code_line:
+            self.pending.append(comment)
+        elif not self.items:
+            self.opening = comment
+        elif self.items[-1].trailing is None:
+            self.items[-1] = replaced(self.items[-1], trailing=comment)
+        else:
+            raise self.error(REASON_TWO_COMMENTS, line)
+
+    def entry(self, token: tokenize.TokenInfo) -> None:
+        line = token.start[0]
+        if self.items and not self.comma_after_last:
+            # Two literals in a row: implicit concatenation, not one plain literal.
+            element = self.elements[len(self.items) - 1]
+            raise _not_literal(self.source, element, self.variable, self.filename)
+        if token.end[0] != line:
+            raise self.error(REASON_MULTILINE_ENTRY, line)
+        value = self.values[len(self.items)]
+        self.items.append(_Item(value, token.string, leading=tuple(self.pending)))
+        self.pending = []
+        self.comma_after_last = False
+        self.last_code_line = line
+
+    def comma(self, token: tokenize.TokenInfo) -> None:
+        self.comma_after_last = True
+        self.last_code_line = token.start[0]
 
 
 # --- editing -------------------------------------------------------------------

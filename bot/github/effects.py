@@ -20,13 +20,13 @@ from gidgethub.abc import GitHubAPI
 from bot.github import changes
 from bot.github.changes import Repo
 from bot.service.errors import is_transient
+from bot.store.kinds import Kind
 from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-COMMENT_KIND = "posted-comment"
 LOG_FOUND = "%s#%d: a comment with %s was already posted (id %s); not posting again"
 
 
@@ -52,7 +52,7 @@ async def post_once(
 ) -> int:
     """Post ``body`` + ``marker`` on ``number`` unless it was posted already; its id."""
     key = comment_key(repo, number, marker)
-    doc = await store.get_state(COMMENT_KIND, key)
+    doc = await store.get_state(Kind.POSTED_COMMENT, key)
     if doc is not None and not doc.get("pending"):
         return int(doc.get("id") or 0)
     if doc is not None:  # a previous attempt may have posted it: look before posting
@@ -61,7 +61,7 @@ async def post_once(
             log.info(LOG_FOUND, repo.full_name, number, marker, found)
             return await _posted(store, key, repo, number, marker, found)
     else:
-        await store.put_state(COMMENT_KIND, key, {"pending": True, "pr": number})
+        await store.put_state(Kind.POSTED_COMMENT, key, {"pending": True, "pr": number})
     comment_id = await look_after_failure(
         lambda: changes.comment(gh, repo, number, f"{body}\n\n{marker}"),
         lambda: find_comment(gh, repo, number, marker),
@@ -72,7 +72,7 @@ async def post_once(
 async def _posted(
     store: Store, key: str, repo: Repo, number: int, marker: str, comment_id: int
 ) -> int:
-    await store.put_state(COMMENT_KIND, key, {"pr": number, "id": comment_id})
+    await store.put_state(Kind.POSTED_COMMENT, key, {"pr": number, "id": comment_id})
     return comment_id
 
 

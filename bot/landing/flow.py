@@ -15,7 +15,7 @@ expected head, and a newer head voids the approval with one comment.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,14 +24,13 @@ from gidgethub.abc import GitHubAPI
 
 from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient
-from bot.config.schema import BuildkiteConfig, LandingConfig, RepoConfig
+from bot.config.schema import BuildkiteConfig
 from bot.github import changes, effects
 from bot.github.changes import Repo
 from bot.github.permissions import has_write, permission_level
 from bot.landing import text as landing_text
 from bot.landing.rules import (
     CODEOWNERS_PATHS,
-    LANDING_KIND,
     OwnerRule,
     approved_at_head,
     check_runs_not_green,
@@ -42,13 +41,12 @@ from bot.landing.rules import (
     touched_paths,
 )
 from bot.landing.rules import in_cooldown as in_cooldown
-from bot.pins import bump
 from bot.pins import text as bump_text
 from bot.retry import flow as retry_flow
 from bot.retry.classify import Verdict
-from bot.retry.flow import FoundBuild, RetryContext, hard_failures
-from bot.service.blocking import BlockingRunner
-from bot.service.locks import KeyedLocks
+from bot.retry.flow import FoundBuild, hard_failures
+from bot.service.scope import RepoScope
+from bot.store.kinds import Kind, pin_key, pr_key
 from bot.store.protocol import Store
 from bot.store.state_doc import StateDoc
 
@@ -82,21 +80,6 @@ mutation($pr: ID!) {
 
 
 @dataclass(frozen=True)
-class LandingContext:
-    gh: GitHubAPI
-    store: Store
-    locks: KeyedLocks
-    blocking: BlockingRunner
-    repo: Repo
-    config: RepoConfig
-    landing: LandingConfig
-    bot_login: str
-    bk: BuildkiteClient | None
-    cache: MutableMapping[Any, Any]
-    clock: Callable[[], float]
-
-
-@dataclass(frozen=True)
 class Approval:
     number: int
     review_id: int
@@ -122,7 +105,7 @@ class LandingState(StateDoc):
 
 
 def state_key(repo: Repo, number: int) -> str:
-    return f"{repo.full_name}#{number}"
+    return pr_key(repo, number)
 
 
 def pr_lock(repo: Repo, number: int) -> str:
@@ -137,15 +120,15 @@ def is_bot_bump(pull: Mapping[str, Any], bot_login: str) -> bool:
     return head_ref.startswith(bump_text.BRANCH_PREFIX) and author == bot_login
 
 
-async def _load(ctx: LandingContext, number: int) -> LandingState:
-    return LandingState.load(await ctx.store.get_state(LANDING_KIND, state_key(ctx.repo, number)))
+async def _load(ctx: RepoScope, number: int) -> LandingState:
+    return LandingState.load(await ctx.store.get_state(Kind.LANDING, state_key(ctx.repo, number)))
 
 
-async def _save(ctx: LandingContext, number: int, state: LandingState) -> None:
-    await ctx.store.put_state(LANDING_KIND, state_key(ctx.repo, number), state.dump())
+async def _save(ctx: RepoScope, number: int, state: LandingState) -> None:
+    await ctx.store.put_state(Kind.LANDING, state_key(ctx.repo, number), state.dump())
 
 
-async def _pull(ctx: LandingContext, number: int) -> dict[str, Any]:
+async def _pull(ctx: RepoScope, number: int) -> dict[str, Any]:
     pull: dict[str, Any] = await ctx.gh.getitem(
         "/repos/{owner}/{repo}/pulls/{number}", url_vars=ctx.repo.vars(number=str(number))
     )
@@ -155,7 +138,7 @@ async def _pull(ctx: LandingContext, number: int) -> dict[str, Any]:
 # --- approval ----------------------------------------------------------------------------
 
 
-async def on_approval(ctx: LandingContext, approval: Approval) -> str:
+async def on_approval(ctx: RepoScope, approval: Approval) -> str:
     """An approving review was submitted on a bot bump PR; returns a line for the log."""
     async with ctx.locks.hold(pr_lock(ctx.repo, approval.number)):
         pull = await _pull(ctx, approval.number)
@@ -187,7 +170,7 @@ async def on_approval(ctx: LandingContext, approval: Approval) -> str:
 
 
 async def _refusal(
-    ctx: LandingContext, approval: Approval, head: str, paths: list[str]
+    ctx: RepoScope, approval: Approval, head: str, paths: list[str]
 ) -> tuple[str, str] | None:
     """Why this approval does not land the PR (reason, next step), or None."""
     level = await permission_level(ctx.gh, ctx.repo, approval.login)
@@ -215,7 +198,7 @@ async def _refusal(
     return None
 
 
-async def _codeowners(ctx: LandingContext) -> list[OwnerRule]:
+async def _codeowners(ctx: RepoScope) -> list[OwnerRule]:
     """The default branch's CODEOWNERS rules (none when there is no such file)."""
     for path in CODEOWNERS_PATHS:
         raw = await changes.read_file(ctx.gh, ctx.repo, path, None)
@@ -224,15 +207,13 @@ async def _codeowners(ctx: LandingContext) -> list[OwnerRule]:
     return []
 
 
-async def _refuse_once(
-    ctx: LandingContext, approval: Approval, reason: str, next_step: str
-) -> None:
+async def _refuse_once(ctx: RepoScope, approval: Approval, reason: str, next_step: str) -> None:
     body = landing_text.REFUSED.format(login=approval.login, reason=reason, next_step=next_step)
     marker = landing_text.MARKER_REFUSED.format(review=approval.review_id)
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, approval.number, body, marker)
 
 
-async def _add_missing_labels(ctx: LandingContext, pull: Mapping[str, Any]) -> None:
+async def _add_missing_labels(ctx: RepoScope, pull: Mapping[str, Any]) -> None:
     have = {str(label["name"]).casefold() for label in pull.get("labels") or []}
     missing = [name for name in ctx.landing.labels_on_approval if name.casefold() not in have]
     if missing:
@@ -246,7 +227,7 @@ async def _add_missing_labels(ctx: LandingContext, pull: Mapping[str, Any]) -> N
 # --- landing -----------------------------------------------------------------------------
 
 
-async def advance(ctx: LandingContext, number: int) -> str:
+async def advance(ctx: RepoScope, number: int) -> str:
     """Something about the PR's checks changed: land it if it is approved and green."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
@@ -256,7 +237,7 @@ async def advance(ctx: LandingContext, number: int) -> str:
 
 
 async def _advance(
-    ctx: LandingContext, number: int, state: LandingState, pull: Mapping[str, Any]
+    ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any]
 ) -> str:
     if pull.get("merged"):
         await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
@@ -289,13 +270,13 @@ async def _advance(
     return await _merge(ctx, number, state, head)
 
 
-async def _allows_auto_merge(ctx: LandingContext) -> bool:
+async def _allows_auto_merge(ctx: RepoScope) -> bool:
     data = await ctx.gh.getitem("/repos/{owner}/{repo}", url_vars=ctx.repo.vars())
     return data.get("allow_auto_merge") is True
 
 
 async def _enable_auto_merge(
-    ctx: LandingContext, number: int, state: LandingState, pull: Mapping[str, Any]
+    ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any]
 ) -> None:
     head = str(pull["head"]["sha"])
     try:
@@ -314,7 +295,7 @@ async def _enable_auto_merge(
     await _save(ctx, number, state)
 
 
-async def _not_green(ctx: LandingContext, head: str, builds: Sequence[FoundBuild]) -> str | None:
+async def _not_green(ctx: RepoScope, head: str, builds: Sequence[FoundBuild]) -> str | None:
     """Why ``head`` is not ready to merge yet, or None when it is."""
     status = await ctx.gh.getitem(
         "/repos/{owner}/{repo}/commits/{ref}/status", url_vars=ctx.repo.vars(ref=head)
@@ -336,7 +317,7 @@ async def _not_green(ctx: LandingContext, head: str, builds: Sequence[FoundBuild
     return None
 
 
-async def _check_runs_not_green(ctx: LandingContext, head: str) -> str | None:
+async def _check_runs_not_green(ctx: RepoScope, head: str) -> str | None:
     """Why the check runs on ``head`` (GitHub Actions, other Apps) keep it from merging."""
     runs = [
         run
@@ -372,7 +353,7 @@ def blocked_steps(build: Mapping[str, Any]) -> list[str]:
 
 
 async def _note_blocked_steps(
-    ctx: LandingContext, number: int, head: str, builds: Sequence[FoundBuild]
+    ctx: RepoScope, number: int, head: str, builds: Sequence[FoundBuild]
 ) -> None:
     """Before landing on a blocked build, say once which steps it leaves unrun."""
     rows = [
@@ -404,7 +385,7 @@ async def head_builds(
     return found
 
 
-async def _merge(ctx: LandingContext, number: int, state: LandingState, head: str) -> str:
+async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) -> str:
     async def merge() -> bool:
         await ctx.gh.put(
             "/repos/{owner}/{repo}/pulls/{number}/merge",
@@ -441,18 +422,18 @@ async def record_landed(store: Store, repo: Repo, pin: str | None, number: int, 
     """Start the pin's cooldown (once per PR: a redelivery does not extend it)."""
     if pin is None:
         return
-    key = bump.pin_key(repo.full_name, pin)
-    doc = dict(await store.get_state(LANDING_KIND, key) or {})
+    key = pin_key(repo.full_name, pin)
+    doc = dict(await store.get_state(Kind.PIN_COOLDOWN, key) or {})
     if doc.get("pr") == number:
         return
     doc.update(landed_at=now, pr=number)
-    await store.put_state(LANDING_KIND, key, doc)
+    await store.put_state(Kind.PIN_COOLDOWN, key, doc)
 
 
 # --- a new head --------------------------------------------------------------------------
 
 
-async def on_new_head(ctx: LandingContext, number: int) -> str:
+async def on_new_head(ctx: RepoScope, number: int) -> str:
     """The PR's head moved (the bump flow updated it): an approval of the old head is void."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
@@ -465,7 +446,7 @@ async def on_new_head(ctx: LandingContext, number: int) -> str:
         return await _void(ctx, number, state, head, pull)
 
 
-async def on_changes_requested(ctx: LandingContext, number: int, login: str) -> str:
+async def on_changes_requested(ctx: RepoScope, number: int, login: str) -> str:
     """A reviewer asked for changes: an approval the bot was landing on no longer stands."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
@@ -477,7 +458,7 @@ async def on_changes_requested(ctx: LandingContext, number: int, login: str) -> 
         return f"changes requested by {login}: landing of {old[:7]} stopped"
 
 
-async def on_dismissed(ctx: LandingContext, number: int, review_id: int, login: str) -> str:
+async def on_dismissed(ctx: RepoScope, number: int, review_id: int, login: str) -> str:
     """An approval was dismissed: if it is the one the bot is landing on, stop."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
@@ -491,7 +472,7 @@ async def on_dismissed(ctx: LandingContext, number: int, review_id: int, login: 
 
 
 async def _withdraw(
-    ctx: LandingContext, number: int, state: LandingState, body: str, marker: str
+    ctx: RepoScope, number: int, state: LandingState, body: str, marker: str
 ) -> None:
     """The approval no longer stands: forget it (auto-merge off too), then say so once."""
     old = state.approved_head
@@ -504,7 +485,7 @@ async def _withdraw(
 
 
 async def _void(
-    ctx: LandingContext, number: int, state: LandingState, head: str, pull: Mapping[str, Any]
+    ctx: RepoScope, number: int, state: LandingState, head: str, pull: Mapping[str, Any]
 ) -> str:
     old = state.approved_head
     state.approved_head = None
@@ -524,7 +505,7 @@ async def _void(
     return f"approval of {str(old)[:7]} void at {head[:7]}: re-approval requested"
 
 
-async def _disable_auto_merge(ctx: LandingContext, number: int, pull: Mapping[str, Any]) -> None:
+async def _disable_auto_merge(ctx: RepoScope, number: int, pull: Mapping[str, Any]) -> None:
     if not pull.get("auto_merge"):
         return  # GitHub turned it off already
     try:
@@ -536,7 +517,7 @@ async def _disable_auto_merge(ctx: LandingContext, number: int, pull: Mapping[st
 # --- a finished build --------------------------------------------------------------------
 
 
-async def on_build_finished(ctx: LandingContext, number: int, found: FoundBuild) -> str:
+async def on_build_finished(ctx: RepoScope, number: int, found: FoundBuild) -> str:
     """A Buildkite build of the PR finished: land on green, retry what is flaky, else stop."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
@@ -556,7 +537,7 @@ async def on_build_finished(ctx: LandingContext, number: int, found: FoundBuild)
 
 
 async def _failed_build(
-    ctx: LandingContext,
+    ctx: RepoScope,
     number: int,
     state: LandingState,
     pull: Mapping[str, Any],
@@ -602,7 +583,7 @@ def _failed_only_by_jobs_that_never_ran(found: FoundBuild) -> bool:
 
 
 async def _act_on_failure(
-    ctx: LandingContext,
+    ctx: RepoScope,
     number: int,
     state: LandingState,
     pull: Mapping[str, Any],
@@ -615,9 +596,7 @@ async def _act_on_failure(
     if len(failed) > limit:
         rows = [_plain_row(job) for job in failed]
         return await _stop(ctx, number, state, pull, landing_text.TOO_MANY_FAILED, found, rows)
-    retry_ctx = RetryContext(
-        ctx.gh, _bk(ctx), ctx.store, ctx.locks, ctx.config, ctx.repo, ctx.cache, ctx.clock
-    )
+    retry_ctx = ctx
     # The retry-flaky classifier, as is: landing must call a failure flaky exactly
     # when `@bot retry-flaky` would.
     decided = await retry_flow.classify_failures(retry_ctx, found, failed, head)
@@ -635,7 +614,7 @@ async def _act_on_failure(
     return f"retried {retried} flaky job(s) of build #{found.number} (attempt {runs + 1})"
 
 
-def _bk(ctx: LandingContext) -> BuildkiteClient:
+def _bk(ctx: RepoScope) -> BuildkiteClient:
     assert ctx.bk is not None, "a finished build arrives only when Buildkite is configured"
     return ctx.bk
 
@@ -661,7 +640,7 @@ def _row(job: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
 
 
 async def _retry(
-    ctx: LandingContext,
+    ctx: RepoScope,
     number: int,
     found: FoundBuild,
     row: dict[str, Any],
@@ -677,7 +656,7 @@ async def _retry(
         log.info("%s#%d: %s not retried: %s", ctx.repo.full_name, number, row["name"], new)
         return 0
     await ctx.store.put_state(
-        retry_flow.JOB_KIND,
+        Kind.RETRY_JOB,
         str(new["id"]),
         {
             "repo": ctx.repo.full_name,
@@ -701,7 +680,7 @@ async def _retry(
 
 
 async def _stop(
-    ctx: LandingContext,
+    ctx: RepoScope,
     number: int,
     state: LandingState,
     pull: Mapping[str, Any],

@@ -16,9 +16,6 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
-# Store kind of both the per-PR landing state (key ``<repo>#<number>``) and the
-# per-pin cooldown record (key ``<repo>#<pin>``, as ``bot.pins.bump.pin_key``).
-LANDING_KIND = "landing"
 # Like AutoRoll: a head gets its first CI run and at most two retried ones.
 MAX_LANDING_ATTEMPTS = 3
 # Where GitHub looks for CODEOWNERS, in its order of precedence.
@@ -161,7 +158,7 @@ def may_retry(failed_runs: int, max_attempts: int = MAX_LANDING_ATTEMPTS) -> boo
 
 
 def in_cooldown(doc: Mapping[str, Any] | None, now: float, minutes: int) -> bool:
-    """Whether a pin whose cooldown record is ``doc`` (store kind ``landing``, key
+    """Whether a pin whose cooldown record is ``doc`` (store kind ``pin-cooldown``, key
     ``<repo>#<pin>``) landed less than ``minutes`` ago at ``now`` (epoch seconds)."""
     if not doc:
         return False

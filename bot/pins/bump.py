@@ -28,20 +28,20 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot.allowlist.commit import AllowlistFile
+from bot.config.load import load_config
 from bot.config.schema import (
-    CONFIG_PATH,
-    ConfigError,
     PinConfig,
-    RepoConfig,
-    parse_repo_config_bytes,
 )
-from bot.dashboard.text import PIN_KIND, pin_snapshot
+from bot.dashboard.text import pin_snapshot
 from bot.edit.cmake_pin import PinError, read_pin, set_pin
 from bot.github import changes, effects
 from bot.github.changes import DEFAULT_BOT_LOGIN, BranchHead, FileEdit, Repo, is_bot_identity
+from bot.github.default_branch import default_branch_head
 from bot.pins import text as bump_text
 from bot.service.blocking import BlockingRunner
 from bot.service.locks import KeyedLocks
+from bot.service.scope import RepoScope
+from bot.store.kinds import Kind, pin_key
 from bot.store.protocol import Store
 from bot.store.state_doc import StateDoc
 
@@ -49,11 +49,6 @@ log = logging.getLogger(__name__)
 
 PinSelector = Callable[[PinConfig], bool]
 
-STATE_KIND = "bump"
-CONFIG_STATE_KIND = "config"
-REPO_STATE_KIND = "repo"
-PAUSE_KIND = "pause"
-LANDED_KIND = "landing"  # per pin: {"landed_at": epoch seconds}, written when a bump lands
 MAX_PUSHES_PER_TARGET = 3  # like AutoRoll: at most 3 changes to the same revision
 
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
@@ -126,36 +121,11 @@ class PinState(StateDoc):
     last_failure: str | None = None
 
 
-@dataclass(frozen=True)
-class RepoContext:
-    gh: GitHubAPI
-    store: Store
-    locks: KeyedLocks
-    blocking: BlockingRunner  # parsing and editing files is CPU work: off the loop
-    repo: Repo
-    config: RepoConfig
+@dataclass(frozen=True, kw_only=True)
+class BumpScope(RepoScope):
+    """A repository's scope plus the default branch head one sync works against."""
+
     base: BranchHead
-    clock: Callable[[], float]
-    bot_login: str = DEFAULT_BOT_LOGIN
-
-
-async def load_config(
-    gh: GitHubAPI, store: Store, blocking: BlockingRunner, repo: Repo
-) -> RepoConfig | None:
-    """The repo's config from its default branch; None (and a record) when absent or broken."""
-    raw = await changes.read_file(gh, repo, CONFIG_PATH, None)
-    if raw is None:
-        log.info("%s has no %s; nothing to do", repo.full_name, CONFIG_PATH)
-        return None
-    try:
-        config = await blocking.run(parse_repo_config_bytes, raw, filename=CONFIG_PATH)
-    except ConfigError as exc:
-        # A broken config must never crash the bot or cause writes: report it and stop.
-        log.warning("config error in %s:\n%s", repo.full_name, exc)
-        await store.put_state(CONFIG_STATE_KIND, repo.full_name, {"error": str(exc)})
-        return None
-    await store.delete_state(CONFIG_STATE_KIND, repo.full_name)
-    return config
 
 
 async def sync_repo(
@@ -185,36 +155,24 @@ async def sync_repo(
     pins = [pin for pin in config.pins if select(pin)]
     if not pins:
         return []
-    ctx = RepoContext(gh, store, locks, blocking, repo, config, base, clock, bot_login)
+    ctx = BumpScope(
+        gh=gh,
+        store=store,
+        locks=locks,
+        blocking=blocking,
+        repo=repo,
+        config=config,
+        base=base,
+        clock=clock,
+        bot_login=bot_login,
+    )
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 
 
-async def default_branch_head(
-    gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool = False
-) -> BranchHead:
-    """The default branch's head; the branch name is remembered between deliveries."""
-    known = None if refresh else await store.get_state(REPO_STATE_KIND, repo.full_name)
-    if known is not None:
-        try:
-            return await changes.branch_head(gh, repo, str(known["default_branch"]))
-        except gidgethub.BadRequest as exc:
-            if int(exc.status_code) != 404:
-                raise
-            # The default branch was renamed since: learn the new name below.
-    branch = await changes.default_branch(gh, repo)
-    await store.put_state(REPO_STATE_KIND, repo.full_name, {"default_branch": branch})
-    return await changes.branch_head(gh, repo, branch)
-
-
-def pin_key(repo: str, pin: str) -> str:
-    """The store key (and lock key) of one pin of one repository."""
-    return f"{repo}#{pin}"
-
-
-async def sync_pin(ctx: RepoContext, pin: PinConfig) -> PinResult:
+async def sync_pin(ctx: BumpScope, pin: PinConfig) -> PinResult:
     key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = PinState.load(await ctx.store.get_state(STATE_KIND, key))
+        state = PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         result = await _sync_pin_locked(ctx, pin, state)
         state.last_result = result.outcome.value
         if result.outcome in SUCCESSES:
@@ -225,7 +183,7 @@ async def sync_pin(ctx: RepoContext, pin: PinConfig) -> PinResult:
         else:
             log.info("%s: %s %s", key, result.outcome.value, result.detail)
         state.extra["updated_at"] = ctx.clock()
-        await ctx.store.put_state(STATE_KIND, key, state.dump())
+        await ctx.store.put_state(Kind.BUMP, key, state.dump())
         return result
 
 
@@ -243,7 +201,7 @@ class PinFacts:
         return next((pr for pr in self.pulls if pr["state"] == "open"), None)
 
 
-async def _facts(ctx: RepoContext, pin: PinConfig) -> PinFacts | PinResult:
+async def _facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
     head, pulls, raw = await asyncio.gather(
         changes.ref_sha(ctx.gh, upstream, pin.branch),
@@ -290,12 +248,12 @@ def target_of(state: PinState, head: str) -> str:
     return head
 
 
-async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) -> PinResult:
+async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> PinResult:
     facts = await _facts(ctx, pin)
     if isinstance(facts, PinResult):
         return facts
     open_pr = facts.open_pr
-    paused = await ctx.store.get_state(PAUSE_KIND, pin_key(ctx.repo.full_name, pin.name))
+    paused = await ctx.store.get_state(Kind.PAUSE, pin_key(ctx.repo.full_name, pin.name))
     if pin.paused or paused is not None:
         detail = "paused in config" if pin.paused else f"paused by @{paused and paused.get('by')}"
         return PinResult(pin.name, Outcome.PAUSED, detail, _number(open_pr))
@@ -325,17 +283,17 @@ async def _sync_pin_locked(ctx: RepoContext, pin: PinConfig, state: PinState) ->
     return await _bump(ctx, pin, state, facts, target)
 
 
-async def _cooldown_ends(ctx: RepoContext, pin: PinConfig) -> float:
+async def _cooldown_ends(ctx: BumpScope, pin: PinConfig) -> float:
     """When the cooldown after this pin's last landed bump ends (0: none)."""
     if ctx.config.landing is None:
         return 0.0
-    landed = await ctx.store.get_state(LANDED_KIND, pin_key(ctx.repo.full_name, pin.name))
+    landed = await ctx.store.get_state(Kind.PIN_COOLDOWN, pin_key(ctx.repo.full_name, pin.name))
     if landed is None or not isinstance(landed.get("landed_at"), int | float):
         return 0.0
     return float(landed["landed_at"]) + ctx.config.landing.cooldown_minutes * 60.0
 
 
-async def _conflicted(ctx: RepoContext, state: PinState, open_pr: Mapping[str, Any] | None) -> bool:
+async def _conflicted(ctx: BumpScope, state: PinState, open_pr: Mapping[str, Any] | None) -> bool:
     """Whether the bot's bump PR no longer merges cleanly (asked only when the base moved)."""
     if open_pr is None or state.extra.get("base") == ctx.base.sha:
         return False
@@ -348,7 +306,7 @@ async def _conflicted(ctx: RepoContext, state: PinState, open_pr: Mapping[str, A
 
 
 async def _bump(
-    ctx: RepoContext, pin: PinConfig, state: PinState, facts: PinFacts, target: str
+    ctx: BumpScope, pin: PinConfig, state: PinState, facts: PinFacts, target: str
 ) -> PinResult:
     upstream = Repo.parse(pin.upstream)
     open_pr = facts.open_pr
@@ -421,7 +379,7 @@ async def _bump(
         }
         # Recorded before the ref moves: a rerun finishes with this very commit.
         state.intent, state.extra["base"] = intent, ctx.base.sha
-        await ctx.store.put_state(STATE_KIND, key, state.dump())
+        await ctx.store.put_state(Kind.BUMP, key, state.dump())
     sha = str(intent["sha"])
     await _move_branch(ctx, branch, sha, open_pr, resumed=resumed)
     if not intent["pushed"]:
@@ -429,7 +387,7 @@ async def _bump(
         pushes = dict(state.extra.get("pushes") or {})
         pushes[target] = int(pushes.get(target, 0)) + 1
         state.extra["pushes"], intent["pushed"] = pushes, True
-        await ctx.store.put_state(STATE_KIND, key, state.dump())
+        await ctx.store.put_state(Kind.BUMP, key, state.dump())
     if open_pr is not None:
         number = int(open_pr["number"])
         await changes.update_pull(
@@ -453,7 +411,7 @@ def _bots_target(state: PinState, open_pr: Mapping[str, Any] | None) -> str | No
 
 
 async def _left_branch(
-    ctx: RepoContext, upstream: Repo, comparison: Mapping[str, Any], old: str, new: str
+    ctx: BumpScope, upstream: Repo, comparison: Mapping[str, Any], old: str, new: str
 ) -> bool:
     """Whether ``old`` is no longer in the history of the branch head ``new`` (upstream
     rewrote its history). Usually the compare on the way to the target already lists
@@ -465,7 +423,7 @@ async def _left_branch(
 
 
 async def _rewritten(
-    ctx: RepoContext, pin: PinConfig, open_pr: Mapping[str, Any], old: str, head: str
+    ctx: BumpScope, pin: PinConfig, open_pr: Mapping[str, Any], old: str, head: str
 ) -> PinResult:
     """Say once on the PR that its target left the branch; the PR is the humans' now."""
     number = int(open_pr["number"])
@@ -493,7 +451,7 @@ def _resumable(
 
 
 async def _move_branch(
-    ctx: RepoContext, branch: str, sha: str, open_pr: Mapping[str, Any] | None, *, resumed: bool
+    ctx: BumpScope, branch: str, sha: str, open_pr: Mapping[str, Any] | None, *, resumed: bool
 ) -> None:
     """Point the bump branch at ``sha`` unless it is there already (a rerun's case)."""
     if open_pr is not None:
@@ -508,7 +466,7 @@ async def _move_branch(
 
 
 async def _commit(
-    ctx: RepoContext, pin: PinConfig, state: PinState, new_text: str, text: bump_text.BumpText
+    ctx: BumpScope, pin: PinConfig, state: PinState, new_text: str, text: bump_text.BumpText
 ) -> str:
     """The bump commit on the base (and the prune commit it carries, on top)."""
     entries = await changes.create_blobs(
@@ -531,7 +489,7 @@ async def _commit(
 
 
 async def _snapshot(
-    ctx: RepoContext,
+    ctx: BumpScope,
     pin: PinConfig,
     *,
     pinned: str,
@@ -543,11 +501,11 @@ async def _snapshot(
     doc = pin_snapshot(
         pinned=pinned, upstream_head=upstream_head, behind=behind, oldest_unrolled_at=oldest
     )
-    await ctx.store.put_state(PIN_KIND, pin_key(ctx.repo.full_name, pin.name), doc)
+    await ctx.store.put_state(Kind.DASHBOARD_PIN, pin_key(ctx.repo.full_name, pin.name), doc)
 
 
 async def _newest(
-    ctx: RepoContext, upstream: Repo, target: str, comparison: Mapping[str, Any]
+    ctx: BumpScope, upstream: Repo, target: str, comparison: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
     """The commits the PR body lists, oldest first, ending at ``target``.
 
@@ -590,7 +548,7 @@ async def _compare(gh: GitHubAPI, upstream: Repo, base: str, head: str) -> dict[
 
 
 async def _ownership(
-    ctx: RepoContext, pin: PinConfig, state: PinState, open_pr: Mapping[str, Any] | None
+    ctx: BumpScope, pin: PinConfig, state: PinState, open_pr: Mapping[str, Any] | None
 ) -> str | None:
     """The upstream target of the open PR if its head is the bot's, else None."""
     if open_pr is None:
@@ -624,7 +582,7 @@ def _closed_by_human_for(pr: Mapping[str, Any], head: str, state: PinState) -> b
 
 
 async def _human_owned(
-    ctx: RepoContext, pin: PinConfig, state: PinState, open_pr: Mapping[str, Any], branch: str
+    ctx: BumpScope, pin: PinConfig, state: PinState, open_pr: Mapping[str, Any], branch: str
 ) -> PinResult:
     number = int(open_pr["number"])
     if not state.human_push_notified or state.pr != number:
@@ -637,7 +595,7 @@ async def _human_owned(
 
 
 async def _close_not_needed(
-    ctx: RepoContext,
+    ctx: BumpScope,
     pin: PinConfig,
     state: PinState,
     open_pr: Mapping[str, Any] | None,
@@ -668,12 +626,12 @@ async def _close_not_needed(
     state.intent = None
     # Recorded before the close: a crash after it must not read as a human's close.
     state.extra["closed_by_bot"] = number
-    await ctx.store.put_state(STATE_KIND, pin_key(ctx.repo.full_name, pin.name), state.dump())
+    await ctx.store.put_state(Kind.BUMP, pin_key(ctx.repo.full_name, pin.name), state.dump())
     await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
     return PinResult(pin.name, Outcome.CLOSED, f"pin {pinned[:7]} needs no bump", number)
 
 
-async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText, sha: str) -> int:
+async def _open_pull(ctx: BumpScope, branch: str, text: bump_text.BumpText, sha: str) -> int:
     async def create() -> int:
         pull = await changes.create_pull(
             ctx.gh, ctx.repo, title=text.title, body=text.body, head=branch, base=ctx.base.name
@@ -698,9 +656,7 @@ async def _open_pull(ctx: RepoContext, branch: str, text: bump_text.BumpText, sh
         return number
 
 
-async def _open_pull_number(
-    ctx: RepoContext, branch: str, *, head: str | None = None
-) -> int | None:
+async def _open_pull_number(ctx: BumpScope, branch: str, *, head: str | None = None) -> int | None:
     """The open PR of ``branch`` (whose head is ``head``, if given)."""
     pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
     found = (

@@ -8,22 +8,17 @@ so a command never takes a path the reconcile loop does not also take.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import gidgethub
-from gidgethub.abc import GitHubAPI
 
 from bot.commands.grammar import BUMP, PAUSE, RECREATE, RESUME, Command
-from bot.config.schema import RepoConfig
 from bot.github import changes
-from bot.github.changes import DEFAULT_BOT_LOGIN, Repo
+from bot.github.changes import Repo
 from bot.pins import bump
 from bot.pins import text as bump_text
-from bot.service.blocking import BlockingRunner
-from bot.service.locks import KeyedLocks
-from bot.store.protocol import Store
+from bot.service.scope import RepoScope
+from bot.store.kinds import Kind, pin_key
 
 REPLY_UNKNOWN_PIN = "there is no pin named `{pin}` (pins: {pins})"
 REPLY_BAD_SHA = "`--to` needs a commit sha (7 to 40 hex digits), got `{value}`"
@@ -47,25 +42,13 @@ RESULTS = {
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
-@dataclass(frozen=True)
-class PinCommandContext:
-    gh: GitHubAPI
-    store: Store
-    locks: KeyedLocks
-    blocking: BlockingRunner
-    repo: Repo
-    config: RepoConfig
-    clock: Callable[[], float]
-    bot_login: str = DEFAULT_BOT_LOGIN
-
-
 def describe(result: bump.PinResult) -> str:
     template = RESULTS.get(result.outcome, "{outcome}: {detail}")
     return template.format(pr=result.pr, detail=result.detail, outcome=result.outcome.value)
 
 
 async def run_pin_command(
-    ctx: PinCommandContext, command: Command, *, login: str, pull: dict[str, Any] | None
+    ctx: RepoScope, command: Command, *, login: str, pull: dict[str, Any] | None
 ) -> str:
     """Carry out one pin command (the caller checked permission); returns the reply."""
     if command.name == RECREATE:
@@ -75,16 +58,16 @@ async def run_pin_command(
     if pin is None:
         pins = ", ".join(f"`{p.name}`" for p in ctx.config.pins) or "none"
         return REPLY_UNKNOWN_PIN.format(pin=name, pins=pins)
-    key = bump.pin_key(ctx.repo.full_name, pin.name)
+    key = pin_key(ctx.repo.full_name, pin.name)
     if command.name == PAUSE:
-        paused = await ctx.store.get_state(bump.PAUSE_KIND, key)
+        paused = await ctx.store.get_state(Kind.PAUSE, key)
         if paused is not None:
             return REPLY_ALREADY_PAUSED.format(pin=pin.name, by=paused.get("by"))
-        await ctx.store.put_state(bump.PAUSE_KIND, key, {"by": login, "at": ctx.clock()})
+        await ctx.store.put_state(Kind.PAUSE, key, {"by": login, "at": ctx.clock()})
         return REPLY_PAUSED.format(pin=pin.name, handle=ctx.config.handle)
     if command.name == RESUME:
-        was_paused = await ctx.store.get_state(bump.PAUSE_KIND, key) is not None
-        await ctx.store.delete_state(bump.PAUSE_KIND, key)
+        was_paused = await ctx.store.get_state(Kind.PAUSE, key) is not None
+        await ctx.store.delete_state(Kind.PAUSE, key)
         result = describe(await _sync(ctx, pin.name))
         template = REPLY_RESUMED if was_paused else REPLY_NOT_PAUSED
         return template.format(pin=pin.name, result=result)
@@ -97,7 +80,7 @@ async def run_pin_command(
     return REPLY_SYNCED.format(pin=pin.name, result=describe(await _sync(ctx, pin.name)))
 
 
-async def _choose_target(ctx: PinCommandContext, name: str, to: str) -> str | None:
+async def _choose_target(ctx: RepoScope, name: str, to: str) -> str | None:
     """Remember a maintainer's chosen upstream commit, if it is on the tracked branch."""
     pin = ctx.config.pin(name)
     assert pin is not None
@@ -120,32 +103,32 @@ async def _choose_target(ctx: PinCommandContext, name: str, to: str) -> str | No
         return REPLY_NOT_ON_BRANCH.format(
             sha=to, upstream=pin.upstream, branch=pin.branch, status=status
         )
-    key = bump.pin_key(ctx.repo.full_name, pin.name)
+    key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = bump.PinState.load(await ctx.store.get_state(bump.STATE_KIND, key))
+        state = bump.PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         state.extra["manual"] = {"target": target, "while_head": head}
-        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+        await ctx.store.put_state(Kind.BUMP, key, state.dump())
     return None
 
 
-async def _recreate(ctx: PinCommandContext, pull: dict[str, Any] | None) -> str:
+async def _recreate(ctx: RepoScope, pull: dict[str, Any] | None) -> str:
     branch = str((pull or {}).get("head", {}).get("ref") or "")
     pin = ctx.config.pin(branch.removeprefix(bump_text.BRANCH_PREFIX))
     if pull is None or not branch.startswith(bump_text.BRANCH_PREFIX) or pin is None:
         return REPLY_NOT_A_BUMP_PR
-    key = bump.pin_key(ctx.repo.full_name, pin.name)
+    key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = bump.PinState.load(await ctx.store.get_state(bump.STATE_KIND, key))
+        state = bump.PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         # Adopt the branch as the bot's again (its head is "ours") and forget what
         # it was built for ("" is no upstream commit), so the sync rebuilds it.
         state.head, state.target, state.source = str(pull["head"]["sha"]), "", None
         state.human_push_notified = False
         state.extra.pop("pushes", None)
-        await ctx.store.put_state(bump.STATE_KIND, key, state.dump())
+        await ctx.store.put_state(Kind.BUMP, key, state.dump())
     return REPLY_SYNCED.format(pin=pin.name, result=describe(await _sync(ctx, pin.name)))
 
 
-async def _sync(ctx: PinCommandContext, name: str) -> bump.PinResult:
+async def _sync(ctx: RepoScope, name: str) -> bump.PinResult:
     results = await bump.sync_repo(
         ctx.gh,
         ctx.store,

@@ -9,8 +9,7 @@ job twice and always leaves one comment per PR that tells the whole story.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ from gidgethub.abc import GitHubAPI
 from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient, JobNotRetryable
 from bot.commands.grammar import Command
-from bot.config.schema import RepoConfig
+from bot.commands.replies import reply_once
 from bot.github import changes, effects, neutralise
 from bot.github.changes import Repo
 from bot.github.permissions import Permission, decide, has_write, permission_level
@@ -34,36 +33,20 @@ from bot.retry.classify import (
     classify,
 )
 from bot.retry.history import History, main_history
-from bot.service.locks import KeyedLocks
+from bot.service.scope import RepoScope
+from bot.store.kinds import Kind
 from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
-COMMAND_KIND = "retry-command"
-STICKY_KIND = "retry-pr"
-JOB_KIND = "retry-job"
-STEP_KIND = "retry-step"
 # What a command is about to do, written before its first retry: a rerun after a
 # crash carries out this plan instead of deciding again on a build its own
 # retries have changed (a retried job no longer shows as failed).
-PLAN_KIND = "retry-plan"
 LOG_TAIL_BYTES = 65536
 # A retried job that finished in one of these failed again. ``canceled`` is not one:
 # the state alone cannot tell whether it ran, and a cancel is someone's decision.
 RETRY_FAILED_STATES = job_states.RAN_AND_FAILED_STATES | job_states.NO_AGENT_STATES
 DAY = 86400.0
-
-
-@dataclass(frozen=True)
-class RetryContext:
-    gh: GitHubAPI
-    bk: BuildkiteClient
-    store: Store
-    locks: KeyedLocks
-    config: RepoConfig
-    repo: Repo
-    cache: MutableMapping[Any, Any]
-    clock: Callable[[], float] = time.time
 
 
 @dataclass(frozen=True)
@@ -109,23 +92,23 @@ def hard_failures(build: dict[str, Any]) -> list[dict[str, Any]]:
     return [job for job in build.get("jobs") or [] if job_states.is_hard_failure(job)]
 
 
-async def run_retry_flaky(ctx: RetryContext, request: RetryRequest) -> str:
+async def run_retry_flaky(ctx: RepoScope, request: RetryRequest) -> str:
     """Handle one command comment; returns a one-line summary for the log."""
     command_key = f"{ctx.repo.full_name}#{request.comment_id}"
-    if await ctx.store.get_state(COMMAND_KIND, command_key) is not None:
+    if await ctx.store.get_state(Kind.RETRY_COMMAND, command_key) is not None:
         return "command already handled"
     async with ctx.locks.hold(f"{ctx.repo.full_name}#pr{request.pr}"):
-        plan = await ctx.store.get_state(PLAN_KIND, command_key)
+        plan = await ctx.store.get_state(Kind.RETRY_PLAN, command_key)
         if plan is not None:
             outcome = await _carry_out(ctx, request, plan)
         else:
             outcome = await _run_locked(ctx, request)
-        await ctx.store.put_state(COMMAND_KIND, command_key, {"outcome": outcome})
-        await ctx.store.delete_state(PLAN_KIND, command_key)
+        await ctx.store.put_state(Kind.RETRY_COMMAND, command_key, {"outcome": outcome})
+        await ctx.store.delete_state(Kind.RETRY_PLAN, command_key)
         return outcome
 
 
-async def _run_locked(ctx: RetryContext, request: RetryRequest) -> str:
+async def _run_locked(ctx: RepoScope, request: RetryRequest) -> str:
     if ctx.config.buildkite is None:
         return await _refuse(ctx, request, retry_text.REFUSE_NOT_CONFIGURED)
     pull = await _pull(ctx, request.pr)
@@ -161,7 +144,7 @@ Item = tuple[FoundBuild, dict[str, Any], bool]  # the build, the row, whether to
 
 
 async def _plan_and_carry_out(
-    ctx: RetryContext,
+    ctx: RepoScope,
     request: RetryRequest,
     builds: Sequence[FoundBuild],
     items: Sequence[Item],
@@ -185,11 +168,11 @@ async def _plan_and_carry_out(
         "forced": forced,
     }
     key = f"{ctx.repo.full_name}#{request.comment_id}"
-    await ctx.store.put_state(PLAN_KIND, key, plan)
+    await ctx.store.put_state(Kind.RETRY_PLAN, key, plan)
     return await _carry_out(ctx, request, plan)
 
 
-async def _carry_out(ctx: RetryContext, request: RetryRequest, plan: dict[str, Any]) -> str:
+async def _carry_out(ctx: RepoScope, request: RetryRequest, plan: dict[str, Any]) -> str:
     builds = [FoundBuild(b["org"], b["pipeline"], dict(b["build"])) for b in plan["builds"]]
     forced = plan.get("forced")
     rows = [
@@ -205,7 +188,7 @@ async def _carry_out(ctx: RetryContext, request: RetryRequest, plan: dict[str, A
     return f"{retried} of {len(rows)} failed jobs retried"
 
 
-async def _pull(ctx: RetryContext, number: int) -> dict[str, Any]:
+async def _pull(ctx: RepoScope, number: int) -> dict[str, Any]:
     pull: dict[str, Any] = await ctx.gh.getitem(
         "/repos/{owner}/{repo}/pulls/{number}", url_vars=ctx.repo.vars(number=str(number))
     )
@@ -213,7 +196,7 @@ async def _pull(ctx: RetryContext, number: int) -> dict[str, Any]:
 
 
 async def _permission_refusal(
-    ctx: RetryContext, request: RetryRequest, pull: dict[str, Any]
+    ctx: RepoScope, request: RetryRequest, pull: dict[str, Any]
 ) -> str | None:
     level = await permission_level(ctx.gh, ctx.repo, request.login)
     if request.forced and not has_write(level):
@@ -229,13 +212,13 @@ async def _permission_refusal(
     return None if decision.allowed else decision.reason
 
 
-async def pr_builds(ctx: RetryContext, head: str, number: int) -> list[FoundBuild]:
+async def pr_builds(ctx: RepoScope, head: str, number: int) -> list[FoundBuild]:
     """In each configured pipeline, the newest build of ``head`` that belongs to this PR."""
     assert ctx.config.buildkite is not None
     org = ctx.config.buildkite.organization
     found = []
     for pipeline in ctx.config.buildkite.pipelines:
-        for build in await ctx.bk.builds(org, pipeline, commit=head, per_page=10):
+        for build in await ctx.buildkite.builds(org, pipeline, commit=head, per_page=10):
             pull_request = build.get("pull_request") or {}
             if str(pull_request.get("id")) == str(number):
                 found.append(FoundBuild(org, pipeline, build))
@@ -244,7 +227,7 @@ async def pr_builds(ctx: RetryContext, head: str, number: int) -> list[FoundBuil
 
 
 async def classify_failures(
-    ctx: RetryContext, found: FoundBuild, failed: Sequence[dict[str, Any]], head: str
+    ctx: RepoScope, found: FoundBuild, failed: Sequence[dict[str, Any]], head: str
 ) -> list[tuple[dict[str, Any], Verdict]]:
     """Each failed job with its verdict (retry-flaky and landing share this)."""
     rules = [FlakyRule(r.name, r.log, r.step, r.label) for r in ctx.config.retry.flaky_rules]
@@ -278,10 +261,10 @@ async def classify_failures(
     return decided
 
 
-async def _history(ctx: RetryContext, found: FoundBuild) -> History:
+async def _history(ctx: RepoScope, found: FoundBuild) -> History:
     branch = await _default_branch(ctx)
     return await main_history(
-        ctx.bk,
+        ctx.buildkite,
         ctx.cache,
         found.org,
         found.pipeline,
@@ -291,17 +274,17 @@ async def _history(ctx: RetryContext, found: FoundBuild) -> History:
     )
 
 
-async def _default_branch(ctx: RetryContext) -> str:
+async def _default_branch(ctx: RepoScope) -> str:
     key = ("default-branch", ctx.repo.full_name)
     if key not in ctx.cache:
         ctx.cache[key] = await changes.default_branch(ctx.gh, ctx.repo)
     return str(ctx.cache[key])
 
 
-async def _tail(ctx: RetryContext, found: FoundBuild, job: dict[str, Any]) -> bytes | None:
+async def _tail(ctx: RepoScope, found: FoundBuild, job: dict[str, Any]) -> bytes | None:
     if job.get("state") == "expired" or not job.get("started_at"):
         return None  # it never ran: there is no log to read
-    return await ctx.bk.job_log_tail(
+    return await ctx.buildkite.job_log_tail(
         found.org, found.pipeline, found.number, str(job["id"]), max_bytes=LOG_TAIL_BYTES
     )
 
@@ -325,7 +308,7 @@ def _decided_row(job: dict[str, Any], verdict: Verdict) -> tuple[dict[str, Any],
 
 
 async def _act(
-    ctx: RetryContext,
+    ctx: RepoScope,
     request: RetryRequest,
     found: FoundBuild,
     row: dict[str, Any],
@@ -335,7 +318,7 @@ async def _act(
     """Retry the row's job, unless its step reached the cap (a forced retry ignores it)."""
     job_id = row["job_id"]
     step_key = f"{found.key}/{row.get('step_key') or job_id}"
-    step = await ctx.store.get_state(STEP_KIND, step_key) or {}
+    step = await ctx.store.get_state(Kind.RETRY_STEP, step_key) or {}
     count = int(step.get("count", 0))
     counted = job_id in (step.get("jobs") or [])  # by an attempt that did not finish
     if forced is None and not counted and count >= ctx.config.retry.max_retries_per_step:
@@ -345,7 +328,7 @@ async def _act(
 
 
 async def _retry(
-    ctx: RetryContext,
+    ctx: RepoScope,
     request: RetryRequest,
     found: FoundBuild,
     row: dict[str, Any],
@@ -354,7 +337,7 @@ async def _retry(
     forced: bool,
 ) -> dict[str, Any]:
     job_id = row["job_id"]
-    new = await retry_counted(ctx.bk, ctx.store, found, job_id, step_key)
+    new = await retry_counted(ctx.buildkite, ctx.store, found, job_id, step_key)
     if isinstance(new, str):
         row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=new)
         return row
@@ -366,7 +349,7 @@ async def _retry(
         row["action"] = retry_text.ACTION_RETRIED.format(url=new_url)
     row["outcome"] = retry_text.OUTCOME_RUNNING
     await ctx.store.put_state(
-        JOB_KIND,
+        Kind.RETRY_JOB,
         str(new["id"]),
         {
             "repo": ctx.repo.full_name,
@@ -427,13 +410,13 @@ async def retry_counted(
 async def _count_retry(store: Store, step_key: str, job_id: str, change: int) -> bool:
     """Count a retry of ``job_id`` against its step (+1), or take it back (-1); False
     when there was nothing to change (counted already, or never counted)."""
-    doc = await store.get_state(STEP_KIND, step_key) or {}
+    doc = await store.get_state(Kind.RETRY_STEP, step_key) or {}
     jobs = [str(job) for job in doc.get("jobs") or []]
     if (job_id in jobs) == (change > 0):
         return False
     jobs = [*jobs, job_id] if change > 0 else [job for job in jobs if job != job_id]
     count = max(int(doc.get("count", 0)) + change, 0)
-    await store.put_state(STEP_KIND, step_key, {"count": count, "jobs": jobs})
+    await store.put_state(Kind.RETRY_STEP, step_key, {"count": count, "jobs": jobs})
     return True
 
 
@@ -446,7 +429,7 @@ async def retried_as(bk: BuildkiteClient, found: FoundBuild, job_id: str) -> dic
 
 
 async def _force(
-    ctx: RetryContext,
+    ctx: RepoScope,
     request: RetryRequest,
     builds: Sequence[FoundBuild],
     failed: Sequence[tuple[FoundBuild, dict[str, Any]]],
@@ -478,7 +461,7 @@ async def _force(
 
 
 async def _sticky(
-    ctx: RetryContext,
+    ctx: RepoScope,
     request: RetryRequest,
     builds: Sequence[FoundBuild],
     *,
@@ -488,7 +471,7 @@ async def _sticky(
 ) -> None:
     """Write the PR's one retry comment (created once, then edited in place)."""
     key = f"{ctx.repo.full_name}#{request.pr}"
-    doc = dict(await ctx.store.get_state(STICKY_KIND, key) or {})
+    doc = dict(await ctx.store.get_state(Kind.RETRY_PR, key) or {})
     shown = [
         {"pipeline": f.pipeline, "number": f.number, "url": str(f.build.get("web_url") or "")}
         for f in builds
@@ -547,7 +530,7 @@ async def write_sticky(
             doc["comment_id"] = await changes.comment(gh, repo, pr, body)  # someone deleted it
     doc["body"] = body
     doc.pop("creating", None)
-    await store.put_state(STICKY_KIND, key, doc)
+    await store.put_state(Kind.RETRY_PR, key, doc)
 
 
 async def _create_sticky(
@@ -568,11 +551,11 @@ async def _create_sticky(
             return found
     else:
         doc["creating"] = True
-        await store.put_state(STICKY_KIND, key, doc)
+        await store.put_state(Kind.RETRY_PR, key, doc)
     return await effects.look_after_failure(lambda: changes.comment(gh, repo, pr, body), find)
 
 
-async def _refuse(ctx: RetryContext, request: RetryRequest, reason: str) -> str:
+async def _refuse(ctx: RepoScope, request: RetryRequest, reason: str) -> str:
     body = retry_text.REPLY_REFUSED.format(
         login=request.login, command=neutralise.code(request.command.line.strip()), reason=reason
     )
@@ -580,18 +563,10 @@ async def _refuse(ctx: RetryContext, request: RetryRequest, reason: str) -> str:
     return f"refused: {reason}"
 
 
-async def reply_once(
-    gh: GitHubAPI, store: Store, repo: Repo, pr: int, comment_id: int, body: str
-) -> None:
-    """One reply per command comment, keyed by the command's comment id."""
-    marker = retry_text.MARKER_REPLY.format(comment=comment_id)
-    await effects.post_once(gh, store, repo, pr, body, marker)
-
-
 async def record_outcome(store: Store, job_id: str, state: str | None) -> tuple[str, int] | None:
     """A retried job finished in ``state``: record passed/failed and return (repo, pr) to
     refresh (the handler read both from the webhook's ``job``)."""
-    record = await store.get_state(JOB_KIND, job_id)
+    record = await store.get_state(Kind.RETRY_JOB, job_id)
     if record is None or record.get("outcome") is not None:
         return None
     # Only a retry that ran (or expired: infra again) has an outcome: one that never
@@ -599,21 +574,21 @@ async def record_outcome(store: Store, job_id: str, state: str | None) -> tuple[
     if state != job_states.PASSED and state not in RETRY_FAILED_STATES:
         return None
     record["outcome"] = "passed" if state == job_states.PASSED else "failed"
-    await store.put_state(JOB_KIND, job_id, record)
+    await store.put_state(Kind.RETRY_JOB, job_id, record)
     return str(record["repo"]), int(record["pr"])
 
 
 async def refresh_outcomes(gh: GitHubAPI, store: Store, repo: Repo, pr: int) -> None:
     """Re-render the sticky comment with the recorded outcomes of the bot's retries."""
     key = f"{repo.full_name}#{pr}"
-    doc = await store.get_state(STICKY_KIND, key)
+    doc = await store.get_state(Kind.RETRY_PR, key)
     if doc is None:
         return
     for row in doc.get("rows") or []:
         new_id = row.get("new_job_id")
         if not new_id:
             continue
-        record = await store.get_state(JOB_KIND, str(new_id))
+        record = await store.get_state(Kind.RETRY_JOB, str(new_id))
         if record is None or record.get("outcome") is None:
             continue
         row["outcome"] = (

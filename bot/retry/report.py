@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.cli.store_access import EXIT_OK, emit, guarded, with_store
-from bot.retry.flow import JOB_KIND
+from bot.store.kinds import Kind
 from bot.store.protocol import Store
 from bot.store.sqlite import Access
 
@@ -46,7 +46,7 @@ def flaky_report(records: Iterable[Mapping[str, Any]], *, top: int = 20) -> str:
 
 
 async def _records(store: Store) -> list[dict[str, Any]]:
-    return [doc for _key, doc in await store.list_state(JOB_KIND)]
+    return [doc for _key, doc in await store.list_state(Kind.RETRY_JOB)]
 
 
 def report_command(database: Path, out: TextIO, err: TextIO) -> int:

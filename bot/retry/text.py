@@ -9,7 +9,6 @@ from typing import Any
 from bot.github import neutralise
 
 MARKER_STICKY = "<!-- followup-bot:retry-flaky -->"
-MARKER_REPLY = "<!-- followup-bot:reply comment={comment} -->"
 
 REFUSE_NO_BUILD = "there is no Buildkite build of this PR's head commit `{head7}` yet"
 REFUSE_HEAD_MOVED = (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from gidgethub import routing, sansio
 
@@ -35,8 +35,32 @@ Dispatcher = Callable[[Delivery], Awaitable[None]]
 Handler = Callable[..., Awaitable[Any]]
 
 
+HANDLER_ID = "followup_bot_handler_id"
+ERROR_NO_HANDLER_ID = "handler {name} has no explicit id: decorate it with @handler_id(...)"
+H = TypeVar("H", bound=Handler)
+
+
+def handler_id(name: str) -> Callable[[H], H]:
+    """Give a handler the stable id the store records its runs under.
+
+    Explicit, not the module path: moving or renaming the function must not make the
+    dispatcher re-run it for deliveries in flight (``bot.store.legacy_ids`` maps the
+    ids older releases recorded)."""
+
+    def mark(handler: H) -> H:
+        setattr(handler, HANDLER_ID, name)
+        return handler
+
+    return mark
+
+
 def handler_name(handler: Handler) -> str:
-    return f"{handler.__module__}.{handler.__qualname__}"
+    found = getattr(handler, HANDLER_ID, None)
+    if not isinstance(found, str):
+        raise TypeError(
+            ERROR_NO_HANDLER_ID.format(name=f"{handler.__module__}.{handler.__qualname__}")
+        )
+    return found
 
 
 def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> Dispatcher:

@@ -24,6 +24,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from bot.store import kinds
 from bot.store.protocol import PruneCounts, Store
 
 log = logging.getLogger(__name__)
@@ -37,44 +38,8 @@ LOG_PRUNED = (
 )
 LOG_PRUNE_FAILED = "retention: pruning failed; trying again in %g seconds"
 
-# The only state kinds retention may delete. Each is a record of one command,
-# one event or one posted comment, written when it is handled and read only
-# when that same command, event or PR comes back; the comment before each
-# names the constant of the module writing it.
-PRUNABLE_KINDS: frozenset[str] = frozenset(
-    {
-        # retry_flow.COMMAND_KIND: "this command comment was handled". Guards a
-        # redelivered issue_comment, which does not come a month later.
-        "retry-command",
-        # retry_flow.JOB_KIND: a job the bot retried and how the retry ended,
-        # filled in by the job.finished webhook minutes later. Also the audit
-        # trail of the dashboard and of `report flaky`, which thus cover the
-        # retention window.
-        "retry-job",
-        # retry_flow.STEP_KIND: retries per step of one build, for the
-        # per-step cap. Nobody retries a build a month after its last retry.
-        "retry-step",
-        # retry_flow.PLAN_KIND: what a retry-flaky command is about to do, deleted
-        # once it is done; one left behind belongs to a command whose delivery
-        # gave up long ago.
-        "retry-plan",
-        # retry_flow.STICKY_KIND: a PR's one retry comment, edited in place.
-        # After a quiet month a new command posts a fresh comment instead.
-        "retry-pr",
-        # effects.COMMENT_KIND: a comment the bot posted (or was posting), keyed
-        # by its hidden marker: a command's comment id, a review id, a head sha,
-        # a job id. Read when the same delivery, or a redelivery, wants that
-        # comment again; a month later neither happens, and a record still
-        # "pending" then belongs to a delivery that finished long ago.
-        "posted-comment",
-        # The one-reply records that "posted-comment" replaced (the reply to a
-        # command comment, the refusal of a review, the allowlist evidence
-        # comment): no longer written or read, so old rows only wait to go.
-        "command-reply",
-        "landing-reply",
-        "allowlist-comment",
-    }
-)
+# The only state kinds retention may delete, each with the reason: bot.store.kinds.
+PRUNABLE_KINDS = kinds.PRUNABLE_KINDS
 
 
 async def prune_once(

@@ -54,6 +54,7 @@ from enum import StrEnum
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.service.blocking import BlockingRunner
+from bot.store.legacy_ids import LEGACY_HANDLER_IDS
 from bot.store.protocol import (
     PRUNE_BATCH,
     Delivery,
@@ -102,6 +103,11 @@ class StoreUnavailable(Exception):
 class DatabaseInUse(StoreUnavailable):
     """Another process holds the database's single-writer lock."""
 
+
+HANDLER_ID_MIGRATION = "".join(
+    f"UPDATE handler_runs SET handler = '{new}' WHERE handler = '{old}';\n"
+    for old, new in sorted(LEGACY_HANDLER_IDS.items())
+)
 
 # Applied in order, each in its own transaction; the schema_version row counts
 # how many have been applied. Append new migrations, never edit applied ones.
@@ -153,6 +159,17 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE state ADD COLUMN updated_at REAL NOT NULL DEFAULT 0;
     UPDATE state SET updated_at = (julianday('now') - 2440587.5) * 86400.0;
     CREATE INDEX state_by_age ON state (kind, updated_at);
+    """,
+    # Handlers are recorded by explicit ids (bot.service.handler_ids), no longer by
+    # module path, so that moving a function never re-runs it for a delivery in flight;
+    # and a pin's cooldown record leaves kind "landing", which it shared with the
+    # per-PR landing documents (a pin named "42" and PR #42 had one key).
+    HANDLER_ID_MIGRATION
+    + """
+    UPDATE state SET kind = 'pin-cooldown'
+        WHERE kind = 'landing'
+          AND json_type(value, '$.landed_at') IS NOT NULL
+          AND json_type(value, '$.approved_head') IS NULL;
     """,
 )
 

@@ -7,9 +7,9 @@ import io
 import sqlite3
 from pathlib import Path
 
-from bot.retry.flow import JOB_KIND
 from bot.retry.report import NOTHING_YET, flaky_report, report_command
 from bot.service.blocking import BlockingRunner
+from bot.store.kinds import Kind
 from bot.store.sqlite import SQLiteStore
 
 
@@ -47,7 +47,7 @@ def test_report_command_reads_the_database(tmp_path: Path) -> None:
         blocking = BlockingRunner(1)
         store = SQLiteStore(str(database), blocking)
         await store.open()
-        await store.put_state(JOB_KIND, "job-1", record("gpu-a", "passed"))
+        await store.put_state(Kind.RETRY_JOB, "job-1", record("gpu-a", "passed"))
         await store.close()
         blocking.close()
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.contract import Contract, Match
+from sandbox.contract import Contract
+from sandbox.contract_routes import Match
 
 # Every operation the bot and its sandbox rely on (the sandbox serves exactly these).
 EXPECTED_OPERATIONS = {

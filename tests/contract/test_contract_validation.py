@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from sandbox.contract import MAX_PROBLEMS, Contract, Match, Operation
+from sandbox.contract import MAX_PROBLEMS, Contract
+from sandbox.contract_routes import Match, Operation
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40

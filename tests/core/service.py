@@ -17,6 +17,7 @@ from aiohttp import web
 from gidgethub import routing, sansio
 
 from bot.service.app import INBOX, SERVICES, create_app
+from bot.service.dispatch import handler_id
 from bot.service.errors import PermanentError
 from bot.service.inbox import Inbox
 from bot.service.services import Services
@@ -37,6 +38,9 @@ def push_body(n: int = 1) -> bytes:
     ).encode()
 
 
+STEADY, FRAGILE = "test.steady", "test.fragile"
+
+
 class Handlers:
     """Two ``push`` handlers: ``steady`` always completes; ``fragile`` fails for good
     while ``broken`` is set, and waits for ``gate`` when one is given."""
@@ -50,9 +54,11 @@ class Handlers:
         self.router.add(self.steady, "push")
         self.router.add(self.fragile, "push")
 
+    @handler_id(STEADY)
     async def steady(self, event: sansio.Event, services: Services) -> None:
         self.calls["steady"] += 1
 
+    @handler_id(FRAGILE)
     async def fragile(self, event: sansio.Event, services: Services) -> None:
         self.calls["fragile"] += 1
         self.started.set()

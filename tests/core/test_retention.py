@@ -19,6 +19,7 @@ from bot.service.app import create_app
 from bot.service.blocking import BlockingRunner
 from bot.service.settings import Settings
 from bot.store import sqlite as store_sqlite
+from bot.store.kinds import LEGACY_KINDS, PRUNABLE, Kind
 from bot.store.protocol import PruneCounts
 from bot.store.retention import DAY, PRUNABLE_KINDS, prune_forever, prune_once
 from bot.store.sqlite import MIGRATIONS, SQLiteStore
@@ -31,32 +32,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # Kinds that describe something alive, never pruned: a pin's bump state, its
 # pause, a repository's config and default branch, the dashboards, the
 # stale-allowlist PR, landings (per PR and per pin), wheel audits.
-LIVE_KINDS = frozenset(
-    {
-        "bump",
-        "pause",
-        "repo",
-        "config",
-        "landing",
-        "dashboard",
-        "dashboard-pin",
-        "dashboard-allowlist",
-        "allowlist-stale",
-        "wheel-audit",
-    }
-)
-# Prunable kinds no code writes any more (their rows may still be in old files).
-LEGACY_KINDS = frozenset({"command-reply", "landing-reply", "allowlist-comment"})
+LIVE_KINDS = tuple(sorted(str(kind) for kind in Kind if kind not in PRUNABLE))
 RECORD_KINDS = tuple(sorted(PRUNABLE_KINDS))
-KIND_CONSTANT = re.compile(r"^\w*KIND\s*=\s*\"([^\"]+)\"", re.MULTILINE)
+STATE_CALL_WITH_A_LITERAL = re.compile(r"_state\(\s*[\"']")
 
 
-def kinds_in_the_code() -> frozenset[str]:
-    found: set[str] = set()
-    for folder in ("bot", "handlers"):
-        for source in (ROOT / folder).rglob("*.py"):
-            found.update(KIND_CONSTANT.findall(source.read_text(encoding="utf-8")))
-    return frozenset(found)
+def sources() -> list[Path]:
+    return [p for folder in ("bot", "handlers") for p in (ROOT / folder).rglob("*.py")]
 
 
 class Clock:
@@ -92,13 +74,19 @@ async def statuses(store: SQLiteStore) -> dict[str, str]:
 # -- the list of prunable kinds ---------------------------------------------------------
 
 
-def test_every_state_kind_is_classified() -> None:
-    # A new kind must be added to PRUNABLE_KINDS (with its reason) or to LIVE_KINDS here.
-    in_code = kinds_in_the_code()
-    assert in_code >= LIVE_KINDS
-    assert in_code <= PRUNABLE_KINDS | LIVE_KINDS
-    assert in_code | LEGACY_KINDS >= PRUNABLE_KINDS  # no typo in bot/store/retention.py
-    assert not PRUNABLE_KINDS & LIVE_KINDS
+def test_every_state_kind_is_one_of_the_registry() -> None:
+    # Kinds are members of bot.store.kinds.Kind, never string literals at a call site.
+    literal = [str(p) for p in sources() if STATE_CALL_WITH_A_LITERAL.search(p.read_text())]
+    assert literal == []
+    assert len({kind.value for kind in Kind}) == len(Kind)  # @unique: no kind shared
+
+
+def test_prunable_kinds_are_the_registrys_records() -> None:
+    assert {str(kind) for kind in PRUNABLE} == PRUNABLE_KINDS
+    live = {Kind.BUMP, Kind.CONFIG, Kind.PAUSE, Kind.PIN_COOLDOWN, Kind.LANDING, Kind.DASHBOARD}
+    assert not live & set(PRUNABLE)
+    assert set(PRUNABLE) >= LEGACY_KINDS
+    assert all(reason for reason in PRUNABLE.values())
 
 
 # -- deliveries ------------------------------------------------------------------------

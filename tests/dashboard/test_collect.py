@@ -6,8 +6,6 @@ import pytest
 
 from bot.config.schema import ConfigError, RepoConfig, parse_repo_config
 from bot.dashboard.flow import (
-    ALLOWLIST_KIND,
-    PIN_KIND,
     EntryRow,
     PinRow,
     collect,
@@ -16,7 +14,7 @@ from bot.dashboard.flow import (
     render,
 )
 from bot.pins import bump
-from bot.retry.flow import JOB_KIND
+from bot.store.kinds import Kind, pin_key
 from bot.store.sqlite import SQLiteStore
 
 REPO = "acme/widgets"
@@ -49,7 +47,7 @@ def config() -> RepoConfig:
 
 async def put_bump(store: SQLiteStore, repo: str, pin: str, state: bump.PinState) -> None:
     state.extra["updated_at"] = NOW - 60  # as sync_pin records it
-    await store.put_state(bump.STATE_KIND, bump.pin_key(repo, pin), state.dump())
+    await store.put_state(Kind.BUMP, pin_key(repo, pin), state.dump())
 
 
 def retry_job(repo: str, pr: int, step: str, at: float, outcome: str | None) -> dict[str, object]:
@@ -93,8 +91,8 @@ async def test_pins_from_bump_and_snapshot_documents(
         bump.PinState(head="c" * 40, target=SHA_HEAD, pr=41, last_result="updated"),
     )
     await store.put_state(
-        PIN_KIND,
-        bump.pin_key(REPO, "flash-attention"),
+        Kind.DASHBOARD_PIN,
+        pin_key(REPO, "flash-attention"),
         pin_snapshot(
             pinned=SHA_PINNED,
             upstream_head=SHA_HEAD,
@@ -142,7 +140,7 @@ async def test_a_current_pin_has_no_unrolled_age(store: SQLiteStore, config: Rep
         pinned=SHA_HEAD, upstream_head=SHA_HEAD, behind=0, oldest_unrolled_at=NOW - DAY
     )
     assert snapshot["oldest_unrolled_at"] is None
-    await store.put_state(PIN_KIND, bump.pin_key(REPO, "flash-attention"), snapshot)
+    await store.put_state(Kind.DASHBOARD_PIN, pin_key(REPO, "flash-attention"), snapshot)
     row = next(p for p in (await collect(store, REPO, config, now=NOW)).pins if p.behind == 0)
     assert row.oldest_unrolled_age_days is None
 
@@ -153,11 +151,11 @@ async def test_a_broken_config_shows_its_errors_and_the_last_known_pins(
     with pytest.raises(ConfigError) as caught:
         parse_repo_config("pins:\n  - name: fa\n")
     # load_config records exactly this document.
-    await store.put_state(bump.CONFIG_STATE_KIND, REPO, {"error": str(caught.value)})
+    await store.put_state(Kind.CONFIG, REPO, {"error": str(caught.value)})
     await put_bump(store, REPO, "fa", bump.PinState(pr=3, last_result="paused"))
     await store.put_state(
-        PIN_KIND,
-        bump.pin_key(REPO, "gone"),
+        Kind.DASHBOARD_PIN,
+        pin_key(REPO, "gone"),
         pin_snapshot(pinned=SHA_PINNED, upstream_head=SHA_HEAD, behind=1, oldest_unrolled_at=NOW),
     )
     await put_bump(store, OTHER, "elsewhere", bump.PinState())
@@ -188,7 +186,7 @@ async def test_allowlist_evidence_is_recorded_merged_and_forgotten(
         now=NOW,
         gone=["_rocm_C.abi3.so"],
     )
-    assert await store.get_state(ALLOWLIST_KIND, OTHER) is None
+    assert await store.get_state(Kind.DASHBOARD_ALLOWLIST, OTHER) is None
     data = await collect(store, REPO, config, now=NOW)
     assert data.entries == (
         EntryRow("third_party/deep_gemm/_C*.so", "deepgemm", "unstable", "2027-01-15"),
@@ -200,7 +198,7 @@ async def test_allowlist_owner_from_config_when_the_document_has_none(
     store: SQLiteStore, config: RepoConfig
 ) -> None:
     await store.put_state(
-        ALLOWLIST_KIND,
+        Kind.DASHBOARD_ALLOWLIST,
         REPO,
         {
             "vllm_flash_attn/*": {"evidence": "stale", "date": NOW - DAY, "owner": None},
@@ -217,9 +215,11 @@ async def test_allowlist_owner_from_config_when_the_document_has_none(
 
 
 async def test_retries_of_this_repo_newest_first(store: SQLiteStore, config: RepoConfig) -> None:
-    await store.put_state(JOB_KIND, "job-b", retry_job(REPO, 7, "gpu-test", NOW - 10, "passed"))
-    await store.put_state(JOB_KIND, "job-a", retry_job(REPO, 8, "lora-test", NOW - 5, None))
-    await store.put_state(JOB_KIND, "job-c", retry_job(OTHER, 1, "gpu-test", NOW, "failed"))
+    await store.put_state(
+        Kind.RETRY_JOB, "job-b", retry_job(REPO, 7, "gpu-test", NOW - 10, "passed")
+    )
+    await store.put_state(Kind.RETRY_JOB, "job-a", retry_job(REPO, 8, "lora-test", NOW - 5, None))
+    await store.put_state(Kind.RETRY_JOB, "job-c", retry_job(OTHER, 1, "gpu-test", NOW, "failed"))
     data = await collect(store, REPO, config, now=NOW)
     assert [(r.job_id, r.pr, r.step, r.outcome) for r in data.retries] == [
         ("job-a", 8, "lora-test", None),
@@ -237,13 +237,13 @@ async def test_retries_of_this_repo_newest_first(store: SQLiteStore, config: Rep
 
 async def test_same_store_same_day_same_body(store: SQLiteStore, config: RepoConfig) -> None:
     await store.put_state(
-        PIN_KIND,
-        bump.pin_key(REPO, "flash-attention"),
+        Kind.DASHBOARD_PIN,
+        pin_key(REPO, "flash-attention"),
         pin_snapshot(
             pinned=SHA_PINNED, upstream_head=SHA_HEAD, behind=2, oldest_unrolled_at=NOW - DAY
         ),
     )
-    await store.put_state(JOB_KIND, "j", retry_job(REPO, 7, "gpu-test", NOW - 10, "passed"))
+    await store.put_state(Kind.RETRY_JOB, "j", retry_job(REPO, 7, "gpu-test", NOW - 10, "passed"))
     first = render(await collect(store, REPO, config, now=NOW), handle="bot")
     later = render(await collect(store, REPO, config, now=NOW + 3600), handle="bot")
     next_day = render(await collect(store, REPO, config, now=NOW + DAY), handle="bot")

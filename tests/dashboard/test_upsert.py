@@ -13,7 +13,6 @@ from gidgethub.abc import GitHubAPI
 from bot.dashboard.flow import (
     DASHBOARD_TITLE,
     MARKER,
-    STATE_KIND,
     DashboardData,
     Upsert,
     render,
@@ -22,8 +21,9 @@ from bot.dashboard.flow import (
 from bot.github.changes import Repo
 from bot.github.client import GitHubApp
 from bot.service.blocking import BlockingRunner
+from bot.store.kinds import Kind
 from bot.store.sqlite import SQLiteStore
-from sandbox.github_server import RecordedRequest
+from sandbox.github_pipeline import RecordedRequest
 from sandbox.github_state import Issue
 from sandbox.harness import Harness, app_key, harness
 
@@ -97,7 +97,7 @@ async def test_created_once_then_unchanged_without_any_request(
         "open",
     )
     assert [r.operation_id for r in writes(env)] == ["issues/create"]
-    assert await store.get_state(STATE_KIND, REPO.full_name) is not None
+    assert await store.get_state(Kind.DASHBOARD, REPO.full_name) is not None
 
     env.sandbox.reset_log()
     assert await upsert_dashboard(gh, store, REPO, first, bot_login=bot_login) == "unchanged"
@@ -215,7 +215,7 @@ async def test_a_deleted_issue_is_replaced(
     assert await upsert_dashboard(gh, store, REPO, body("b2"), bot_login=bot_login) == "created"
     [new] = issues(env)
     assert new.number != old.number
-    assert (await store.get_state(STATE_KIND, REPO.full_name) or {})["issue"] == new.number
+    assert (await store.get_state(Kind.DASHBOARD, REPO.full_name) or {})["issue"] == new.number
     env.sandbox.reset_log()
     assert await upsert_dashboard(gh, store, REPO, body("b2"), bot_login=bot_login) == "unchanged"
     assert env.sandbox.requests == []
@@ -225,11 +225,11 @@ async def test_other_errors_propagate_and_the_old_body_stays_remembered(
     env: Harness, gh: GitHubAPI, store: SQLiteStore, bot_login: str
 ) -> None:
     await upsert_dashboard(gh, store, REPO, body("bot"), bot_login=bot_login)
-    remembered = await store.get_state(STATE_KIND, REPO.full_name)
+    remembered = await store.get_state(Kind.DASHBOARD, REPO.full_name)
     env.sandbox.faults.fail_next(1, status=422, operation="issues/update")
     with pytest.raises(gidgethub.BadRequest):
         await upsert_dashboard(gh, store, REPO, body("b2"), bot_login=bot_login)
-    assert await store.get_state(STATE_KIND, REPO.full_name) == remembered
+    assert await store.get_state(Kind.DASHBOARD, REPO.full_name) == remembered
     assert len(issues(env)) == 1
     # The next attempt edits it (the failed one wrote nothing).
     assert await upsert_dashboard(gh, store, REPO, body("b2"), bot_login=bot_login) == "updated"
@@ -246,4 +246,4 @@ async def test_of_two_dashboards_the_oldest_is_adopted(
         )
     assert await upsert_dashboard(gh, store, REPO, body("new"), bot_login=bot_login) == "updated"
     assert (repo.issues[5].body, repo.issues[7].body) == (body("new"), body("old"))
-    assert (await store.get_state(STATE_KIND, REPO.full_name) or {})["issue"] == 5
+    assert (await store.get_state(Kind.DASHBOARD, REPO.full_name) or {})["issue"] == 5

@@ -9,6 +9,7 @@ import json
 import aiohttp
 
 from bot.pins import bump
+from bot.store.kinds import Kind
 from bot.store.protocol import DeliveryStatus
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
@@ -17,9 +18,7 @@ from tests.e2e.test_bump_flow import bump_pulls, merge_upstream, writes
 
 
 async def pin_state(env: Harness) -> dict[str, object]:
-    state = await env.running.services.store.get_state(
-        bump.STATE_KIND, f"{DOWNSTREAM}#flash-attention"
-    )
+    state = await env.running.services.store.get_state(Kind.BUMP, f"{DOWNSTREAM}#flash-attention")
     assert state is not None
     return state
 
@@ -32,7 +31,7 @@ async def test_broken_config_is_reported_and_nothing_is_written(env: Harness) ->
     await env.settle()
 
     assert writes(env) == []
-    error = await env.running.services.store.get_state(bump.CONFIG_STATE_KIND, DOWNSTREAM)
+    error = await env.running.services.store.get_state(Kind.CONFIG, DOWNSTREAM)
     assert error is not None
     assert "unknown key 'upstreem'" in str(error["error"])
     assert ".github/followup-bot.yml:" in str(error["error"])

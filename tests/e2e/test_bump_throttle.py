@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.store.kinds import Kind
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
 from tests.e2e.conftest import seed
@@ -47,8 +48,6 @@ async def test_at_most_three_pushes_for_one_upstream_commit(env: Harness) -> Non
         heads.add(env.sandbox.head(DOWNSTREAM, BRANCH))
 
     assert len(heads) == 3  # the first push and two rebuilds; the third conflict waits
-    state = await env.running.services.store.get_state(
-        bump.STATE_KIND, f"{DOWNSTREAM}#flash-attention"
-    )
+    state = await env.running.services.store.get_state(Kind.BUMP, f"{DOWNSTREAM}#flash-attention")
     assert state is not None
     assert state["last_result"] == bump.Outcome.THROTTLED

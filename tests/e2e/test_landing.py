@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.landing import text as landing_text
-from bot.landing.rules import LANDING_KIND
 from bot.pins import bump
 from bot.pins import text as bump_text
-from bot.pins.bump import pin_key
 from bot.service.reconcile import enqueue_tick
+from bot.store.kinds import Kind, pin_key
 from sandbox.buildkite_state import JobSpec
 from sandbox.github_state import Label
 from sandbox.harness import Harness
@@ -106,7 +105,7 @@ async def finished_build(env: Harness, pull: dict[str, Any], *jobs: JobSpec) -> 
 
 
 async def landed_at(env: Harness) -> Any:
-    doc = await env.running.services.store.get_state(LANDING_KIND, pin_key(DOWNSTREAM, PIN))
+    doc = await env.running.services.store.get_state(Kind.PIN_COOLDOWN, pin_key(DOWNSTREAM, PIN))
     return None if doc is None else doc.get("landed_at")
 
 
@@ -364,16 +363,16 @@ async def test_no_new_bump_of_a_pin_during_the_cooldown_after_landing(env: Harne
         p for p in env.sandbox.pulls(DOWNSTREAM, state="open") if p["head"]["ref"] == BRANCH
     ]
     assert open_bumps == []
-    state = await env.running.services.store.get_state(bump.STATE_KIND, pin_key(DOWNSTREAM, PIN))
+    state = await env.running.services.store.get_state(Kind.BUMP, pin_key(DOWNSTREAM, PIN))
     assert state is not None
     assert state["last_result"] == bump.Outcome.COOLDOWN
 
     # ten minutes later (the landing record says so), the next tick rolls again
     store = env.running.services.store
-    doc = await store.get_state(LANDING_KIND, pin_key(DOWNSTREAM, PIN))
+    doc = await store.get_state(Kind.PIN_COOLDOWN, pin_key(DOWNSTREAM, PIN))
     assert doc is not None
     await store.put_state(
-        LANDING_KIND, pin_key(DOWNSTREAM, PIN), {**doc, "landed_at": doc["landed_at"] - 601}
+        Kind.PIN_COOLDOWN, pin_key(DOWNSTREAM, PIN), {**doc, "landed_at": doc["landed_at"] - 601}
     )
     await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 5000.0, 300.0)
     await env.settle()

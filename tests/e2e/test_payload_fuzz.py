@@ -25,7 +25,7 @@ from sandbox.harness import Harness
 from tests.e2e.test_malformed_payloads import CASES, PAYLOADS, registrations
 
 ROUNDS = 600
-FAILED_AS = re.compile(r"handlers\.[\w.]+: (\w+): ")
+FAILED_AS = re.compile(r"(?:failed: |; )[a-z][\w.-]*: (\w+): ")
 SEED = 20261202
 
 

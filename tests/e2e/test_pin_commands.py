@@ -7,6 +7,7 @@ import pytest
 from bot.github import neutralise
 from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.store.kinds import Kind
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed
@@ -53,9 +54,7 @@ async def test_pause_stops_changes_and_resume_catches_up(env: Harness) -> None:
     newer = await merge_upstream(env, 2)
     await env.settle()
     assert env.sandbox.head(DOWNSTREAM, BRANCH) == head  # paused: nothing changed
-    state = await env.running.services.store.get_state(
-        bump.STATE_KIND, f"{DOWNSTREAM}#flash-attention"
-    )
+    state = await env.running.services.store.get_state(Kind.BUMP, f"{DOWNSTREAM}#flash-attention")
     assert state is not None
     assert state["last_result"] == bump.Outcome.PAUSED
 

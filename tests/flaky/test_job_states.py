@@ -24,7 +24,7 @@ from bot.buildkite.job_states import (
     ran_and_failed,
 )
 from bot.retry.flow import hard_failures
-from sandbox.buildkite_state import JOB_STATES as STAND_IN_STATES
+from sandbox.buildkite_model import JOB_STATES as STAND_IN_STATES
 
 STARTED = "2025-05-12T10:00:00.000Z"
 # The REST API's job states, as Buildkite documents them.

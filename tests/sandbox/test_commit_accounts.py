@@ -6,7 +6,7 @@ from typing import Any
 
 from gidgethub.aiohttp import GitHubAPI
 
-from sandbox.github_json import NOREPLY_DOMAIN, account_for_email, noreply_email
+from sandbox.github_json_base import NOREPLY_DOMAIN, account_for_email, noreply_email
 from sandbox.github_server import GitHubSandbox
 from sandbox.github_state import User
 

@@ -15,7 +15,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.pins import bump
 from bot.service.app import DEFAULT_ROUTERS
 from bot.service.dispatch import build_dispatcher
 from bot.service.errors import PermanentError
@@ -26,6 +25,7 @@ from bot.service.sources import (
     SYNC_EVENT,
     routed_event,
 )
+from bot.store.kinds import Kind
 from bot.store.protocol import Delivery, DeliveryStatus
 from sandbox.buildkite_webhooks import signature_header
 from sandbox.github_webhooks import sign
@@ -109,7 +109,7 @@ async def test_a_buildkite_signed_comment_is_not_obeyed(ci_env: Harness) -> None
     await ci_env.settle()
 
     store = ci_env.running.services.store
-    assert await store.get_state(bump.PAUSE_KIND, f"{DOWNSTREAM}#flash-attention") is None
+    assert await store.get_state(Kind.PAUSE, f"{DOWNSTREAM}#flash-attention") is None
     assert len(bot_replies(ci_env, number)) == replies
 
 

@@ -1,0 +1,28 @@
+"""The default branch's head, its name remembered between deliveries."""
+
+from __future__ import annotations
+
+import gidgethub
+from gidgethub.abc import GitHubAPI
+
+from bot.github import changes
+from bot.github.changes import BranchHead, Repo
+from bot.store.kinds import Kind
+from bot.store.protocol import Store
+
+
+async def default_branch_head(
+    gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool = False
+) -> BranchHead:
+    """The default branch's head; the branch name is remembered between deliveries."""
+    known = None if refresh else await store.get_state(Kind.REPO, repo.full_name)
+    if known is not None:
+        try:
+            return await changes.branch_head(gh, repo, str(known["default_branch"]))
+        except gidgethub.BadRequest as exc:
+            if int(exc.status_code) != 404:
+                raise
+            # The default branch was renamed since: learn the new name below.
+    branch = await changes.default_branch(gh, repo)
+    await store.put_state(Kind.REPO, repo.full_name, {"default_branch": branch})
+    return await changes.branch_head(gh, repo, branch)

@@ -1,0 +1,170 @@
+"""What git's plumbing prints, as plain records, and the parsers that read it.
+
+Identities, commits, tree entries and file diffs are what ``GitStore`` hands the
+GitHub stand-in; the parsers here turn ``cat-file``, ``ls-tree`` and ``diff-tree``
+output into them. Pure functions of their input: no git process runs here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_IDENT_RE = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<ts>-?\d+) (?P<tz>[+-]\d{4})$")
+_DIFF_STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied"}
+
+
+class GitError(Exception):
+    """A git command failed in a way the caller did not anticipate."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+    timestamp: int  # epoch seconds, always recorded as UTC
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    tree: str
+    parents: tuple[str, ...]
+    author: Identity
+    committer: Identity
+    message: str
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    type: str  # blob | tree | commit
+    sha: str
+    path: str
+    size: int | None
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One entry of a create-tree request: ``sha`` None deletes ``path``."""
+
+    path: str
+    mode: str
+    type: str
+    sha: str | None
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    filename: str
+    status: str  # added | removed | modified | renamed
+    additions: int
+    deletions: int
+    blob_sha: str | None
+    previous_filename: str | None
+
+
+def _parse_identity(value: str) -> Identity:
+    match = _IDENT_RE.match(value)
+    if match is None:
+        raise GitError(f"unparseable identity line: {value!r}")
+    return Identity(match["name"], match["email"], int(match["ts"]))
+
+
+def parse_commit(sha: str, raw: bytes) -> CommitInfo:
+    header, _, message = raw.decode("utf-8", errors="replace").partition("\n\n")
+    tree = ""
+    parents: list[str] = []
+    author = committer = None
+    for line in header.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "tree":
+            tree = value
+        elif key == "parent":
+            parents.append(value)
+        elif key == "author":
+            author = _parse_identity(value)
+        elif key == "committer":
+            committer = _parse_identity(value)
+    if author is None or committer is None or not tree:
+        raise GitError(f"malformed commit object {sha}")
+    return CommitInfo(sha, tree, tuple(parents), author, committer, message)
+
+
+def parse_commit_batch(shas: Sequence[str], out: bytes) -> list[CommitInfo]:
+    """The commits ``git cat-file --batch`` printed for ``shas``, in that order."""
+    commits: list[CommitInfo] = []
+    pos = 0
+    for sha in shas:
+        newline = out.index(b"\n", pos)
+        header = out[pos:newline].decode().split()
+        if len(header) != 3 or header[1] != "commit":
+            raise GitError(f"{sha} is not a commit")
+        size = int(header[2])
+        commits.append(parse_commit(sha, out[newline + 1 : newline + 1 + size]))
+        pos = newline + 1 + size + 1
+    return commits
+
+
+def parse_ls_tree(out: bytes) -> list[TreeEntry]:
+    """The entries of ``git ls-tree -z -l``."""
+    entries: list[TreeEntry] = []
+    for record in out.decode().split("\0"):
+        if not record:
+            continue
+        meta, path = record.split("\t", 1)
+        mode, kind, sha, size = meta.split()
+        entries.append(TreeEntry(mode, kind, sha, path, None if size == "-" else int(size)))
+    return entries
+
+
+def _parse_numstat(out: bytes) -> list[tuple[int, int]]:
+    """``(additions, deletions)`` per file of ``diff-tree -z --numstat`` (binary: 0, 0)."""
+    counts: list[tuple[int, int]] = []
+    fields = out.decode().split("\0")
+    i = 0
+    while i < len(fields):
+        record = fields[i]
+        if not record:
+            i += 1
+            continue
+        added, deleted, path = record.split("\t", 2)
+        if path == "":  # a rename: the two names follow as separate fields
+            i += 2
+        counts.append((int(added) if added != "-" else 0, int(deleted) if deleted != "-" else 0))
+        i += 1
+    return counts
+
+
+def parse_diff(numstat: bytes, raw: bytes) -> list[FileDiff]:
+    """Files of ``diff-tree -z --raw`` with the line counts of the same ``--numstat``."""
+    counts = _parse_numstat(numstat)
+    diffs: list[FileDiff] = []
+    items = raw.decode().split("\0")
+    j = 0
+    while j < len(items):
+        meta = items[j]
+        if not meta.startswith(":"):
+            j += 1
+            continue
+        _, _, _, new_sha, letter = meta[1:].split(" ")
+        kind = letter[0]
+        if kind in "RC":
+            previous, filename = items[j + 1], items[j + 2]
+            j += 3
+        else:
+            previous, filename = None, items[j + 1]
+            j += 2
+        additions, deletions = counts[len(diffs)] if len(diffs) < len(counts) else (0, 0)
+        diffs.append(
+            FileDiff(
+                filename=filename,
+                status=_DIFF_STATUS.get(kind, "changed"),
+                additions=additions,
+                deletions=deletions,
+                blob_sha=None if kind == "D" else new_sha,
+                previous_filename=previous,
+            )
+        )
+    return diffs
