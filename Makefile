@@ -33,3 +33,14 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# requirements.lock: the image's runtime dependencies (pyproject.toml's [project] dependencies),
+# pinned with hashes for Python 3.11 on Linux, compiled by uv from a throwaway venv. Existing
+# pins are kept unless pyproject.toml needs otherwise; LOCK_ARGS=--upgrade moves every one.
+.PHONY: lock
+lock:
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) -m venv "$$tmp/venv" && "$$tmp/venv/bin/python" -m pip install --quiet uv && \
+	"$$tmp/venv/bin/uv" pip compile pyproject.toml --quiet --python-version 3.11 \
+		--python-platform linux --generate-hashes --custom-compile-command 'make lock' \
+		$(LOCK_ARGS) --output-file requirements.lock

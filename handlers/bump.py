@@ -15,7 +15,7 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.config.schema import PinConfig
+from bot.config.models import PinConfig
 from bot.pins import bump
 from bot.pins import text as bump_text
 from bot.service.dispatch import handler_id

@@ -7,7 +7,7 @@ import logging
 from gidgethub import routing, sansio
 
 from bot.config.load import load_config
-from bot.config.schema import DEFAULT_HANDLE
+from bot.config.models import DEFAULT_HANDLE
 from bot.dashboard.flow import collect, render, upsert_dashboard
 from bot.service.dispatch import handler_id
 from bot.service.payload import field

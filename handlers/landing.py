@@ -20,7 +20,6 @@ from bot.landing import flow as landing
 from bot.landing.flow import Approval
 from bot.landing.rules import CHECK_CONCLUSIONS_OK
 from bot.pins import text as bump_text
-from bot.retry.flow import FoundBuild
 from bot.service.dispatch import handler_id
 from bot.service.payload import Payload, each, field, optional, user_login
 from bot.service.scope import RepoScope, repo_scope
@@ -190,18 +189,12 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     if repo is None:
         return
     ctx = await _context(services, repo)
-    if ctx is None or ctx.config.buildkite is None:
+    if (
+        ctx is None
+        or ctx.config.buildkite is None
+        or pipeline not in ctx.config.buildkite.pipelines
+    ):
         return
-    if pipeline not in ctx.config.buildkite.pipelines:
-        return
-    pull = await landing.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
-    if pull is None:
-        return
-    number = int(pull["number"])
-    # The webhook's build has no jobs; the flow needs them, so read the build itself.
-    build = await services.buildkite.build(
-        ctx.config.buildkite.organization, pipeline, build_number
-    )
-    found = FoundBuild(ctx.config.buildkite.organization, pipeline, build)
-    outcome = await landing.on_build_finished(ctx, number, found)
-    log.info("%s#%d: build #%d: %s", repo.full_name, number, found.number, outcome)
+    acted = await landing.on_bump_build(ctx, branch, pipeline, build_number)
+    if acted is not None:
+        log.info("%s#%d: build #%d: %s", repo.full_name, acted[0], build_number, acted[1])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from gidgethub.abc import GitHubAPI
 
 from bot.allowlist import text as allowlist_text
-from bot.config.schema import AllowlistConfig
+from bot.config.models import AllowlistConfig
 from bot.edit.allowlist import edit_allowlist, read_allowlist
 from bot.github import changes
 from bot.github.changes import BranchHead, FileEdit, Repo

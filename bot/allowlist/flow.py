@@ -15,6 +15,7 @@ of the wheel itself (``bot.abi.judge``) knows the difference up front.
 
 from __future__ import annotations
 
+import enum
 import fnmatch
 import logging
 from collections.abc import Mapping, Sequence
@@ -28,7 +29,7 @@ from bot.abi.log import PASSED, AuditEvidence, parse_audit_log
 from bot.allowlist import text as allowlist_text
 from bot.allowlist.commit import AllowlistFile, Edit, plan_edit
 from bot.buildkite.client import BuildkiteClient
-from bot.config.schema import PinConfig
+from bot.config.models import PinConfig
 from bot.github import changes, effects, neutralise
 from bot.github.changes import is_bot_identity
 from bot.pins import bump
@@ -56,6 +57,24 @@ class AuditRun:
     # and the per-pattern table as evidence.
     narrow: Mapping[str, Sequence[str]] = field(default_factory=dict)
     table: str | None = None
+
+
+class AllowlistOutcome(enum.StrEnum):
+    """What one piece of audit evidence led to (the log line)."""
+
+    NOT_THE_HEAD = "evidence is not for the bump branch's head"
+    NO_BUMP_PR = "no open bump PR"
+    NOTHING_TO_PRUNE = "nothing to prune"
+    SUGGESTED_ONLY = "human-owned branch: suggested only"
+    PRUNED = "pruned"
+    OLDER_COMMIT = "evidence is for an older main commit"
+    NO_ALLOWLIST_FILE = "no allowlist file"
+    HUMAN_OWNED = "human-owned stale-entries PR left alone"
+    UNCHANGED = "unchanged"
+    NOTHING_STALE = "nothing stale"
+    CLOSED = "closed"
+    OPENED = "opened"
+    UPDATED = "updated"
 
 
 def run_from_wheel(result: AuditResult, commit: str, branch: str) -> AuditRun:
@@ -119,7 +138,7 @@ async def _unexpected_comment(ctx: RepoScope, number: int, run: AuditRun, skip: 
 # --- on a bump PR ---------------------------------------------------------------
 
 
-async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> str:
+async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> AllowlistOutcome:
     """Apply a bump PR's own audit evidence to that PR; returns what happened."""
     key = pin_key(ctx.repo.full_name, pin.name)
     branch = bump_text.bump_branch(pin.name)
@@ -132,7 +151,7 @@ async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> str:
             # stopped there: finish it rather than read the branch as moved on.
             return await _finish_prune(ctx, key, state, intent)
         if head is None or head.sha != run.commit:
-            return "evidence is not for the bump branch's head"
+            return AllowlistOutcome.NOT_THE_HEAD
         if state.intent is not None:
             # The bump's own rerun finishes it (same lock, its delivery is retried);
             # a prune commit on top now would hide the head it is looking for.
@@ -143,7 +162,7 @@ async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> str:
             state.head, state.pending = head.sha, None
         number = state.pr or await _open_pull_number(ctx, branch)
         if number is None:
-            return "no open bump PR"
+            return AllowlistOutcome.NO_BUMP_PR
         mine = [p for p in run.evidence.stale if owned(p, pin)]
         theirs = [p for p in run.evidence.stale if not owned(p, pin)]
         prunes = next_prunes(state.prunes, mine, run.evidence.outside)
@@ -155,7 +174,7 @@ async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> str:
         if change is None:
             state.prunes = prunes
             await ctx.store.put_state(Kind.BUMP, key, state.dump())
-            return "nothing to prune"
+            return AllowlistOutcome.NOTHING_TO_PRUNE
         base, text, edit = change
         # Log lines sit in a fixed fence: defused so they cannot carry a marker.
         lines = "\n".join(neutralise.defuse(line) for line in run.evidence.lines)
@@ -164,7 +183,7 @@ async def follow_up_bump(ctx: RepoScope, pin: PinConfig, run: AuditRun) -> str:
                 job_url=run.url, file=ctx.allowlist.file, changes=edit.describe(), lines=lines
             )
             await _comment_once(ctx, number, run.key, body)
-            return "human-owned branch: suggested only"
+            return AllowlistOutcome.SUGGESTED_ONLY
         trailers = (
             bump_text.trailer_block(pin.name, state.source, state.target)
             if state.source and state.target
@@ -205,7 +224,7 @@ def _prune_pushed(
 
 async def _finish_prune(
     ctx: RepoScope, key: str, state: bump.PinState, intent: Mapping[str, Any]
-) -> str:
+) -> AllowlistOutcome:
     """The prune commit is on the branch: record it, then explain it on the PR."""
     state.head, state.pending = str(intent["sha"]), None
     state.prunes = {str(p): list(n) for p, n in dict(intent["prunes"]).items()}
@@ -214,7 +233,7 @@ async def _finish_prune(
     await _comment_once(ctx, int(intent["pr"]), str(intent["run"]), str(intent["body"]))
     state.extra.pop(PRUNE_INTENT, None)
     await ctx.store.put_state(Kind.BUMP, key, state.dump())
-    return "pruned"
+    return AllowlistOutcome.PRUNED
 
 
 async def _branch_head(ctx: RepoScope, branch: str) -> changes.BranchHead | None:
@@ -261,18 +280,20 @@ async def _open_pull_number(ctx: RepoScope, branch: str) -> int | None:
 # --- the stale-entries PR from main-branch evidence -------------------------------
 
 
-async def follow_up_main(ctx: RepoScope, run: AuditRun, base: changes.BranchHead) -> str:
+async def follow_up_main(
+    ctx: RepoScope, run: AuditRun, base: changes.BranchHead
+) -> AllowlistOutcome:
     """Open, update or close the one stale-entries PR from an audit of ``base``."""
     async with ctx.locks.hold(f"{ctx.repo.full_name}#allowlist"):
         if run.commit != base.sha:
-            return "evidence is for an older main commit"
+            return AllowlistOutcome.OLDER_COMMIT
         state = dict(await ctx.store.get_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name) or {})
         pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, allowlist_text.STALE_BRANCH)
         open_pr = next((pr for pr in pulls if pr["state"] == "open"), None)
         file = allowlist_file(ctx)
         text = await file.read(base.sha)
         if text is None:
-            return "no allowlist file"
+            return AllowlistOutcome.NO_ALLOWLIST_FILE
         prunes: dict[str, list[str]] = {p: [] for p in run.evidence.stale}
         prunes.update({p: list(n) for p, n in run.narrow.items()})
         edit = plan_edit(prunes, await file.entries(text))
@@ -280,14 +301,14 @@ async def follow_up_main(ctx: RepoScope, run: AuditRun, base: changes.BranchHead
             return await _close_stale_pr(ctx, open_pr, base.name, state)
         pr_head = str(open_pr["head"]["sha"]) if open_pr is not None else None
         if pr_head is not None and not await _stale_head_is_ours(ctx, state, pr_head):
-            return "human-owned stale-entries PR left alone"
+            return AllowlistOutcome.HUMAN_OWNED
         if (
             pr_head is not None
             and pr_head == state.get("head")
             and state.get("evidence") == run.key
             and state.get("base") == base.sha
         ):
-            return "unchanged"
+            return AllowlistOutcome.UNCHANGED
         describe = edit.describe()
         sha = _resumable_stale(state, run, base)
         if sha is None:
@@ -313,10 +334,10 @@ async def follow_up_main(ctx: RepoScope, run: AuditRun, base: changes.BranchHead
         )
         if open_pr is None:
             state["pr"] = await _open_stale_pull(ctx, body, base.name, sha)
-            outcome = "opened"
+            outcome = AllowlistOutcome.OPENED
         else:
             await changes.update_pull(ctx.gh, ctx.repo, int(open_pr["number"]), body=body)
-            outcome = "updated"
+            outcome = AllowlistOutcome.UPDATED
         state.update(head=sha, pending=None, pending_for=None, evidence=run.key, base=base.sha)
         await ctx.store.put_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name, state)
         return outcome
@@ -375,16 +396,16 @@ async def _open_stale_pull(ctx: RepoScope, body: str, base: str, sha: str) -> in
 
 async def _close_stale_pr(
     ctx: RepoScope, open_pr: Mapping[str, Any] | None, branch: str, state: dict[str, Any]
-) -> str:
+) -> AllowlistOutcome:
     if open_pr is None:
-        return "nothing stale"
+        return AllowlistOutcome.NOTHING_STALE
     number = int(open_pr["number"])
     body = allowlist_text.COMMENT_STALE_GONE.format(file=ctx.allowlist.file, branch=branch)
     await _comment_once(ctx, number, f"closed:{number}", body)
     await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
     state.update(head=None)
     await ctx.store.put_state(Kind.ALLOWLIST_STALE, ctx.repo.full_name, state)
-    return "closed"
+    return AllowlistOutcome.CLOSED
 
 
 # --- evidence from Buildkite --------------------------------------------------------

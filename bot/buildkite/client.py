@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import math
 import re
 import time
 import urllib.parse
@@ -30,13 +28,20 @@ import aiohttp
 from yarl import URL
 
 from bot.service.errors import BotError, PermanentError, TransientError
-
-logger = logging.getLogger(__name__)
+from bot.service.http_policy import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_TIMEOUT,
+    TRANSPORT_ERRORS,
+    RequestPolicy,
+    header,
+    origin,
+    parse_seconds,
+    server_side,
+)
 
 DEFAULT_API_URL = "https://api.buildkite.com/v2"
-
-SERVER_ERROR_BACKOFF = 1.0
-SERVER_ERROR_BACKOFF_CAP = 8.0
+SERVICE = "Buildkite"
 # Buildkite's rate-limit windows last a minute; a 429 that names no reset is
 # assumed to last one whole window.
 UNSPECIFIED_RESET = 60.0
@@ -56,7 +61,6 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _NOT_RETRYABLE = frozenset({400, 422})
 
 REQUEST_FAILED = "Buildkite did not answer {request}: {reason}"
-RATE_LIMITED = "Buildkite rate limit on {request}: retry in {retry_after:.0f} s"
 SERVER_ERROR = "Buildkite answered {status} to {request}"
 CLIENT_ERROR = "Buildkite answered {status} to {request}: {message}"
 UNEXPECTED_ANSWER = "the answer is not {expected}"
@@ -65,20 +69,38 @@ TOO_MANY_REDIRECTS = "more than {limit} redirects"
 REDIRECT_WITHOUT_LOCATION = "a redirect without a Location header"
 PAGINATION_LOOP = "pagination links lead back to {url}"
 BAD_ARGUMENT = "{name} must be {rule}, got {value!r}"
-RETRYING = "Buildkite answered %s to %s (attempt %d); retrying in %.1f s"
 
 Reader = Callable[[aiohttp.ClientResponse], Awaitable[bytes]]
 
 
 @dataclass(frozen=True, kw_only=True)
-class BuildkiteConfig:
-    """Where Buildkite is, the token to use, and how patiently to ask it."""
+class BuildkiteConnection:
+    """Where Buildkite's API is, the token to send it, and how patiently to ask it.
+
+    Not the repository's ``buildkite:`` section (``bot.config.models.BuildkiteConfig``):
+    this is the app's own setting, one for every repository.
+    """
 
     api_url: str = DEFAULT_API_URL
     token: str = field(repr=False)
-    timeout: float = 30.0
-    max_retries: int = 4
-    max_wait: float = 90.0
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    max_wait: float = DEFAULT_MAX_WAIT
+
+    def policy(
+        self,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> RequestPolicy:
+        """The request policy of these settings, reading ``clock`` and waiting with ``sleep``."""
+        return RequestPolicy(
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            max_wait=self.max_wait,
+            clock=clock,
+            sleep=sleep,
+        )
 
 
 class BuildkiteError(PermanentError):
@@ -119,33 +141,19 @@ _LINK = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]*)*)")
 _REL = re.compile(r"""rel\s*=\s*"?([^";]*)"?""", re.IGNORECASE)
 
 
-def next_link(header: str | None) -> str | None:
+def next_link(link: str | None) -> str | None:
     """The ``rel="next"`` target of an RFC 8288 ``Link`` header, if any."""
-    for match in _LINK.finditer(header or ""):
+    for match in _LINK.finditer(link or ""):
         rel = _REL.search(match.group(2))
         if rel is not None and "next" in rel.group(1).lower().split():
             return match.group(1)
     return None
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    # Tests and exceptions may carry a plain dict rather than aiohttp's
-    # case-insensitive one.
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
-
-
 def _seconds_until(value: object, now: float) -> float | None:
     """A reset given as seconds from now (or, if huge, as an epoch time) → seconds."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    if not math.isfinite(seconds):
+    seconds = parse_seconds(value)
+    if seconds is None:
         return None
     if seconds > EPOCH_THRESHOLD:
         seconds -= now
@@ -166,7 +174,7 @@ def rate_limit_wait(headers: Mapping[str, str], body: bytes, *, now: float) -> f
     Both the organisation's and the token's reset may be present; the request
     can only pass once the later of the two has reset.
     """
-    resets = [_seconds_until(_header(headers, name), now) for name in RATE_LIMIT_HEADERS]
+    resets = [_seconds_until(header(headers, name), now) for name in RATE_LIMIT_HEADERS]
     known = [reset for reset in resets if reset is not None]
     if known:
         return max(known)
@@ -174,17 +182,8 @@ def rate_limit_wait(headers: Mapping[str, str], body: bytes, *, now: float) -> f
     return from_body if from_body is not None else UNSPECIFIED_RESET
 
 
-def backoff(attempt: int) -> float:
-    """Delay before the next try after ``attempt`` failed on a server or network error."""
-    return min(SERVER_ERROR_BACKOFF * 2.0 ** (attempt - 1), SERVER_ERROR_BACKOFF_CAP)
-
-
-def _server_side(status: int) -> bool:
-    return status >= 500 or status == 408
-
-
 def retry_delay(
-    config: BuildkiteConfig,
+    policy: RequestPolicy,
     *,
     request: str,
     status: int,
@@ -202,20 +201,12 @@ def retry_delay(
     """
     if status == 429:
         wait = rate_limit_wait(headers, body, now=now)
-        if attempt > config.max_retries or wait > config.max_wait:
-            message = RATE_LIMITED.format(request=request, retry_after=wait)
-            raise TransientError(message, retry_after=wait)
-        return wait
-    if _server_side(status) and idempotent and attempt <= config.max_retries:
-        return backoff(attempt)
+        return policy.rate_limit_delay(
+            service=SERVICE, request=request, attempt=attempt, retry_after=wait
+        )
+    if server_side(status) and idempotent:
+        return policy.backoff(attempt)
     return None
-
-
-def transport_retry_delay(
-    config: BuildkiteConfig, *, idempotent: bool, attempt: int
-) -> float | None:
-    """Like ``retry_delay`` for a timeout or a dropped connection (no answer at all)."""
-    return backoff(attempt) if idempotent and attempt <= config.max_retries else None
 
 
 def error_message(body: bytes) -> str:
@@ -229,7 +220,7 @@ def error_message(body: bytes) -> str:
 
 def status_error(status: int, body: bytes, *, request: str) -> BotError:
     """The error a final non-2xx answer turns into."""
-    if _server_side(status):
+    if server_side(status):
         return TransientError(SERVER_ERROR.format(status=status, request=request))
     return BuildkiteError(status, error_message(body), request=request)
 
@@ -300,11 +291,6 @@ class _Reply:
     body: bytes
 
 
-def _origin(url: str) -> tuple[str, str]:
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme.lower(), parts.netloc.lower()
-
-
 def _segment(value: str | int) -> str:
     return urllib.parse.quote(str(value), safe="")
 
@@ -315,23 +301,20 @@ class BuildkiteClient:
     def __init__(
         self,
         session: aiohttp.ClientSession,
-        config: BuildkiteConfig,
+        connection: BuildkiteConnection,
         *,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._session = session
-        self._config = config
-        self._clock = clock
-        self._sleep = sleep
-        self._base = config.api_url.rstrip("/")
-        self._origin = _origin(self._base)
-        self._timeout = aiohttp.ClientTimeout(total=config.timeout)
+        self._token = connection.token
+        self._policy = connection.policy(clock=clock, sleep=sleep)
+        self._base = connection.api_url.rstrip("/")
+        self._origin = origin(self._base)
+        self._timeout = self._policy.client_timeout()
         # A download may legitimately take longer than one API call; what must
         # not happen is a stalled one, so the timeout bounds each wait instead.
-        self._stream_timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=config.timeout, sock_read=config.timeout
-        )
+        self._stream_timeout = self._policy.stream_timeout()
         # Requests sent with the token (retries included): Buildkite allows a
         # token 50 per minute, which callers issuing many retries must respect.
         self.requests_made = 0
@@ -467,7 +450,7 @@ class BuildkiteClient:
             )
             if reply.status not in _REDIRECTS:
                 return reply.body
-            location = _header(reply.headers, "location")
+            location = header(reply.headers, "location")
             if not location:
                 raise BuildkiteError(reply.status, REDIRECT_WITHOUT_LOCATION)
             current = urllib.parse.urljoin(current, location)
@@ -496,7 +479,7 @@ class BuildkiteClient:
             reply = await self._request("GET", following)
             items.extend(self._list_of_objects(await self._json(reply), "GET", following))
             pages += 1
-            link = next_link(_header(reply.headers, "link"))
+            link = next_link(header(reply.headers, "link"))
             following = urllib.parse.urljoin(following, link) if link else None
         return items
 
@@ -545,31 +528,35 @@ class BuildkiteClient:
             attempt += 1
             try:
                 reply = await self._attempt(method, url, headers or {}, read, streaming)
-            except (TimeoutError, aiohttp.ClientError) as exc:
-                delay = transport_retry_delay(self._config, idempotent=idempotent, attempt=attempt)
+            except TRANSPORT_ERRORS as exc:
+                # No answer at all: retried like a server error.
+                delay = self._policy.backoff(attempt) if idempotent else None
                 if delay is None:
                     reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
                     message = REQUEST_FAILED.format(request=request, reason=reason)
                     raise TransientError(message) from exc
-                logger.debug(RETRYING, type(exc).__name__, request, attempt, delay)
-                await self._sleep(delay)
+                await self._pause(delay, type(exc).__name__, request, attempt)
                 continue
             if 200 <= reply.status < 300 or reply.status in accept:
                 return reply
             delay = retry_delay(
-                self._config,
+                self._policy,
                 request=request,
                 status=reply.status,
                 idempotent=idempotent,
                 attempt=attempt,
                 headers=reply.headers,
                 body=reply.body,
-                now=self._clock(),
+                now=self._policy.clock(),
             )
             if delay is None:
                 raise status_error(reply.status, reply.body, request=request)
-            logger.debug(RETRYING, reply.status, request, attempt, delay)  # as GitHub's
-            await self._sleep(delay)
+            await self._pause(delay, reply.status, request, attempt)
+
+    async def _pause(self, delay: float, answer: object, request: str, attempt: int) -> None:
+        await self._policy.pause(
+            delay, service=SERVICE, answer=answer, request=request, attempt=attempt
+        )
 
     async def _attempt(
         self,
@@ -580,8 +567,8 @@ class BuildkiteClient:
         streaming: bool,
     ) -> _Reply:
         sent = dict(headers)
-        if _origin(url) == self._origin:
-            sent["Authorization"] = f"Bearer {self._config.token}"
+        if origin(url) == self._origin:
+            sent["Authorization"] = f"Bearer {self._token}"
             self.requests_made += 1
         # Redirects are never followed blindly: aiohttp would carry the token along.
         async with self._session.request(

@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return _demo(args.keep)
     if args.command == "check-config":
-        from bot.config.schema import check_config
+        from bot.config.check import check_config
 
         return check_config(args.path, sys.stdout, sys.stderr)
     if args.command == "deliveries":

@@ -28,7 +28,7 @@ from bot.github import neutralise
 from bot.github.permissions import permission_level
 from bot.pins.commands import run_pin_command
 from bot.retry import flow as retry_flow
-from bot.retry.flow import RetryRequest
+from bot.retry.flow import Retried, RetryRequest
 from bot.retry.text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
 from bot.service.payload import Payload, each, field, optional, user_login
 from bot.service.scope import RepoScope
@@ -43,7 +43,6 @@ class CommentOutcome(enum.StrEnum):
     HELP = "help answered"
     REFUSED = "refused"
     PIN_COMMAND = "pin command answered"
-    RETRY_FLAKY = "retry-flaky run"
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ class Comment:
         )
 
 
-async def answer(scope: RepoScope, comment: Comment, login: str) -> CommentOutcome | str:
+async def answer(scope: RepoScope, comment: Comment, login: str) -> CommentOutcome | Retried:
     """Whatever the comment asks of the bot, done once; the outcome for the log."""
     try:
         command = parse_command(comment.body, scope.config.handle)
@@ -100,7 +99,7 @@ async def answer(scope: RepoScope, comment: Comment, login: str) -> CommentOutco
 
 async def _retry_flaky(
     scope: RepoScope, comment: Comment, login: str, command: Command
-) -> CommentOutcome | str:
+) -> CommentOutcome | Retried:
     reason = None
     if not comment.on_pull:
         reason = REFUSE_NOT_A_PR

@@ -6,7 +6,9 @@ import logging
 
 from gidgethub.abc import GitHubAPI
 
-from bot.config.schema import CONFIG_PATH, ConfigError, RepoConfig, parse_repo_config_bytes
+from bot.config.errors import ConfigError
+from bot.config.models import RepoConfig
+from bot.config.parse import CONFIG_PATH, parse_repo_config_bytes
 from bot.github import changes
 from bot.github.changes import Repo
 from bot.service.blocking import BlockingRunner

@@ -36,7 +36,7 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot.allowlist.flow import owned
-from bot.config.schema import RepoConfig
+from bot.config.models import RepoConfig
 from bot.dashboard.text import (
     DASHBOARD_TITLE,
     MARKER,

@@ -1,5 +1,8 @@
 """Read and edit the upstream pins in vLLM's CMake files.
 
+Longer than 400 lines because it is one small CMake tokenizer plus the editor that
+needs it; split, neither half could be read on its own.
+
 A pin is the ``GIT_TAG`` of a ``FetchContent_Declare(<dependency> ...)`` call,
 either written in place (``GIT_TAG 0123abc...``, quoted or not) or through a
 variable (``GIT_TAG ${CUTLASS_REVISION}`` plus ``set(CUTLASS_REVISION "v4.4.2")``

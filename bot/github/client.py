@@ -13,12 +13,10 @@ delivery instead of a worker sleeping through it.
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -34,10 +32,22 @@ from bot.github.auth import (
     parse_installation_token,
 )
 from bot.service.errors import PermanentError, TransientError
+from bot.service.http_policy import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_TIMEOUT,
+    RequestPolicy,
+    header,
+    origin,
+    parse_seconds,
+    server_side,
+)
 
-logger = logging.getLogger(__name__)
+SERVICE = "GitHub"
+# The User-Agent GitHub requires of every request (gidgethub sends the requester).
+USER_AGENT = "followup-bot"
 
-# Requests a retry cannot turn into a second effect, retried in place on a 5xx:
+# Requests a retry cannot turn into a second effect, retried in place on a 5xx (or 408):
 # reads; writes addressed by their content (a blob, tree or commit with the same
 # content is harmless twice: nothing points at the spare); writes that set a
 # state (a ref to a known sha, a PR's or comment's fields, labels or a reaction
@@ -65,45 +75,13 @@ _RETRY_SAFE_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 UNSPECIFIED_RATE_LIMIT_BACKOFF = 60.0
 # Waiting until `x-ratelimit-reset` exactly may land a moment before GitHub resets.
 RESET_MARGIN = 1.0
-SERVER_ERROR_BACKOFF = 1.0
-SERVER_ERROR_BACKOFF_CAP = 8.0
 # An App JWT is valid for 9 minutes; reissuing it every minute leaves any
 # request (with its retries) plenty of validity.
 APP_JWT_REUSE_SECONDS = 60.0
 
 REQUEST_TIMED_OUT = "GitHub did not answer {method} {url} within {timeout:g} s"
-RATE_LIMITED = "GitHub rate limit on {method} {url}: retry in {retry_after:.0f} s"
-RETRYING = "GitHub answered %s to %s %s (attempt %d); retrying in %.1f s"
 BAD_REPO_NAME = "expected a repository as 'owner/name', got {name!r}"
 BAD_INSTALLATION_ANSWER = "GitHub's installation answer for {name} has no id"
-
-
-@dataclass(frozen=True)
-class RequestPolicy:
-    """How long to wait for GitHub, and how patiently to retry it."""
-
-    timeout: float = 30.0
-    max_retries: int = 4
-    max_wait: float = 90.0
-    clock: Callable[[], float] = time.time
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    # Exceptions may carry a plain dict rather than aiohttp's case-insensitive one.
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
-
-
-def _seconds(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
 
 
 def _rate_limit_wait(
@@ -112,12 +90,12 @@ def _rate_limit_wait(
     """(seconds to sleep, seconds to report as retry_after), or None if no rate limit."""
     if exc.status_code not in (403, 429):
         return None
-    retry_after = _seconds(_header(exc.headers, "retry-after"))
+    retry_after = parse_seconds(header(exc.headers, "retry-after"))
     if retry_after is not None:
         retry_after = max(0.0, retry_after)
         return retry_after, retry_after
-    reset = _seconds(_header(exc.headers, "x-ratelimit-reset"))
-    if _header(exc.headers, "x-ratelimit-remaining") == "0" and reset is not None:
+    reset = parse_seconds(header(exc.headers, "x-ratelimit-reset"))
+    if header(exc.headers, "x-ratelimit-remaining") == "0" and reset is not None:
         until_reset = max(0.0, reset - now)
         return until_reset + RESET_MARGIN, until_reset
     # A 403 without those headers is usually a permission problem; GitHub's
@@ -149,12 +127,16 @@ def retry_delay(
     wait = _rate_limit_wait(exc, attempt=attempt, now=policy.clock())
     if wait is not None:
         sleep_for, retry_after = wait
-        if attempt > policy.max_retries or retry_after > policy.max_wait:
-            message = RATE_LIMITED.format(method=method, url=url, retry_after=retry_after)
-            raise TransientError(message, retry_after=retry_after) from exc
-        return sleep_for
-    if exc.status_code >= 500 and retry_safe(method, url) and attempt <= policy.max_retries:
-        return min(SERVER_ERROR_BACKOFF * 2.0 ** (attempt - 1), SERVER_ERROR_BACKOFF_CAP)
+        return policy.rate_limit_delay(
+            service=SERVICE,
+            request=f"{method} {url}",
+            attempt=attempt,
+            retry_after=retry_after,
+            sleep_for=sleep_for,
+            cause=exc,
+        )
+    if server_side(int(exc.status_code)) and retry_safe(method, url):
+        return policy.backoff(attempt)
     return None
 
 
@@ -168,11 +150,6 @@ def graphql_url(base_url: str) -> str:
     if base.endswith("/api/v3"):  # GitHub Enterprise Server
         return base.removesuffix("/v3") + "/graphql"
     return base + "/graphql"
-
-
-def _origin(url: str) -> tuple[str, str]:
-    parts = urllib.parse.urlsplit(url)
-    return parts.scheme.lower(), parts.netloc.lower()
 
 
 class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
@@ -189,7 +166,7 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
     ) -> None:
         super().__init__(session, requester, base_url=base_url, cache=cache)
         self.policy = policy
-        self._timeout = aiohttp.ClientTimeout(total=policy.timeout)
+        self._timeout = policy.client_timeout()
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
@@ -212,10 +189,10 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
         delay = retry_delay(self.policy, method=method, url=url, exc=exception, attempt=attempt)
         if delay is None:
             return False
-        # DEBUG: a request's own retries are detail; the inbox's one line per failed
-        # attempt is what an operator reads (an outage must not flood the log).
-        logger.debug(RETRYING, int(exception.status_code), method, url, attempt, delay)
-        await self.sleep(delay)
+        status = int(exception.status_code)
+        await self.policy.pause(
+            delay, service=SERVICE, answer=status, request=f"{method} {url}", attempt=attempt
+        )
         return True
 
     async def graphql(self, query: str, *, endpoint: str | None = None, **variables: Any) -> Any:
@@ -243,7 +220,7 @@ class GitHubClient(_PatientGitHubAPI):
         )
         self.installation_id = installation_id
         self._tokens = tokens
-        self._origin = _origin(base_url)
+        self._origin = origin(base_url)
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
@@ -253,7 +230,7 @@ class GitHubClient(_PatientGitHubAPI):
         # theirs, and the token never goes to another host (pagination links
         # and GraphQL endpoints are absolute URLs).
         token = None
-        if "authorization" not in headers and _origin(url) == self._origin:
+        if "authorization" not in headers and origin(url) == self._origin:
             token = await self._tokens.get(self.installation_id)
             headers = {**headers, "authorization": f"token {token}"}
         status, response_headers, body_bytes = await super()._request(method, url, headers, body)
@@ -274,12 +251,12 @@ class GitHubApp:
         app_id: str,
         private_key: str,
         base_url: str,
-        requester: str = "followup-bot",
-        timeout: float = 30.0,
+        requester: str = USER_AGENT,
+        timeout: float = DEFAULT_TIMEOUT,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        max_retries: int = 4,
-        max_wait: float = 90.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_wait: float = DEFAULT_MAX_WAIT,
         etag_cache_size: int = 2000,
     ) -> None:
         self._session = session

@@ -14,6 +14,7 @@ expected head, and a newer head voids the approval with one comment.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient
-from bot.config.schema import BuildkiteConfig
+from bot.config.models import BuildkiteConfig
 from bot.github import changes, effects
 from bot.github.changes import Repo
 from bot.github.permissions import has_write, permission_level
@@ -57,9 +58,7 @@ SUCCESS = "success"
 MERGE_NOT_ALLOWED = 405  # required checks or reviews not satisfied (yet)
 MERGE_HEAD_MOVED = 409  # the sha we named is no longer the head
 GRAPHQL_METHODS = {"merge": "MERGE", "squash": "SQUASH", "rebase": "REBASE"}
-WAITING_NEVER_RAN = (
-    "waiting: build #{number} failed only by jobs that never ran ({names}); nothing to retry"
-)
+WAITING_NEVER_RAN = "build #{number} failed only by jobs that never ran ({names}); nothing to retry"
 
 ENABLE_AUTO_MERGE = """
 mutation($pr: ID!, $method: PullRequestMergeMethod!, $head: GitObjectID!) {
@@ -77,6 +76,40 @@ mutation($pr: ID!) {
   }
 }
 """
+
+
+class LandingOutcome(enum.StrEnum):
+    """What one call into the landing flow did (the log line's first words)."""
+
+    NOT_OPEN = "the PR is not open"
+    CLOSED = "the PR is closed"
+    NOT_APPROVED = "not approved for landing"
+    REFUSED = "approval refused"
+    LEFT_TO_HUMANS = "landing of this head was left to humans"
+    ALREADY_MERGED = "already merged"
+    AUTO_MERGE = "auto-merge enabled; GitHub merges when the required checks pass"
+    WAITING = "waiting"
+    NOT_MERGEABLE_YET = "not mergeable yet (405); waiting for the next status"
+    CONFLICT = "merge conflict (409) at the approved head; waiting"
+    MERGED = "merged"
+    APPROVAL_STANDS = "approval still stands"
+    CHANGES_REQUESTED = "changes requested: landing stopped"
+    DISMISSED = "approval dismissed: landing stopped"
+    NOT_THE_APPROVAL = "not the approval being landed on"
+    REAPPROVAL_REQUESTED = "approval void: re-approval requested"
+    NOTHING_TO_DO = "nothing to do"
+    HANDLED_ALREADY = "this failure was handled already"
+    RETRIED = "retried flaky jobs"
+    STOPPED = "landing stopped: left to humans"
+
+
+@dataclass(frozen=True)
+class Landing:
+    outcome: LandingOutcome
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.outcome}: {self.detail}" if self.detail else str(self.outcome)
 
 
 @dataclass(frozen=True)
@@ -138,12 +171,12 @@ async def _pull(ctx: RepoScope, number: int) -> dict[str, Any]:
 # --- approval ----------------------------------------------------------------------------
 
 
-async def on_approval(ctx: RepoScope, approval: Approval) -> str:
+async def on_approval(ctx: RepoScope, approval: Approval) -> Landing:
     """An approving review was submitted on a bot bump PR; returns a line for the log."""
     async with ctx.locks.hold(pr_lock(ctx.repo, approval.number)):
         pull = await _pull(ctx, approval.number)
         if pull["state"] != "open":
-            return "the PR is not open"
+            return Landing(LandingOutcome.NOT_OPEN)
         head = str(pull["head"]["sha"])
         files = [
             entry
@@ -157,10 +190,10 @@ async def on_approval(ctx: RepoScope, approval: Approval) -> str:
         if refusal is not None:
             reason, next_step = refusal
             await _refuse_once(ctx, approval, reason, next_step)
-            return f"refused: {reason}"
+            return Landing(LandingOutcome.REFUSED, reason)
         state = await _load(ctx, approval.number)
         if state.stopped_for == head:
-            return "landing of this head was left to humans"
+            return Landing(LandingOutcome.LEFT_TO_HUMANS)
         state.pin = str(pull["head"]["ref"]).removeprefix(bump_text.BRANCH_PREFIX)
         state.approved_head, state.approved_by = head, approval.login
         state.review_id = approval.review_id
@@ -227,28 +260,28 @@ async def _add_missing_labels(ctx: RepoScope, pull: Mapping[str, Any]) -> None:
 # --- landing -----------------------------------------------------------------------------
 
 
-async def advance(ctx: RepoScope, number: int) -> str:
+async def advance(ctx: RepoScope, number: int) -> Landing:
     """Something about the PR's checks changed: land it if it is approved and green."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
         if state.approved_head is None:
-            return "not approved for landing"
+            return Landing(LandingOutcome.NOT_APPROVED)
         return await _advance(ctx, number, state, await _pull(ctx, number))
 
 
 async def _advance(
     ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any]
-) -> str:
+) -> Landing:
     if pull.get("merged"):
         await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
-        return "already merged"
+        return Landing(LandingOutcome.ALREADY_MERGED)
     if pull["state"] != "open":
-        return "the PR is closed"
+        return Landing(LandingOutcome.CLOSED)
     head = str(pull["head"]["sha"])
     if head != state.approved_head:
         return await _void(ctx, number, state, head, pull)
     if state.stopped_for == head:
-        return "landing of this head was left to humans"
+        return Landing(LandingOutcome.LEFT_TO_HUMANS)
     if state.auto_merge_for != head and await _allows_auto_merge(ctx):
         await _enable_auto_merge(ctx, number, state, pull)
     builds: list[FoundBuild] = []
@@ -262,10 +295,10 @@ async def _advance(
         # Failed before this call (e.g. before the approval): act on it now, not never.
         return await _failed_build(ctx, number, state, pull, failed[0])
     if state.auto_merge_for == head:
-        return f"auto-merge enabled for {head[:7]}; GitHub merges when the required checks pass"
+        return Landing(LandingOutcome.AUTO_MERGE, head[:7])
     waiting = await _not_green(ctx, head, builds)
     if waiting is not None:
-        return f"waiting: {waiting}"
+        return Landing(LandingOutcome.WAITING, waiting)
     await _note_blocked_steps(ctx, number, head, builds)
     return await _merge(ctx, number, state, head)
 
@@ -385,7 +418,7 @@ async def head_builds(
     return found
 
 
-async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) -> str:
+async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) -> Landing:
     async def merge() -> bool:
         await ctx.gh.put(
             "/repos/{owner}/{repo}/pulls/{number}/merge",
@@ -404,18 +437,18 @@ async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) ->
     except gidgethub.BadRequest as exc:
         status = int(exc.status_code)
         if status == MERGE_NOT_ALLOWED:
-            return "not mergeable yet (405); waiting for the next status"
+            return Landing(LandingOutcome.NOT_MERGEABLE_YET)
         if status != MERGE_HEAD_MOVED:
             raise
         pull = await _pull(ctx, number)
         now = str(pull["head"]["sha"])
         if now == head:
-            return "merge conflict (409) at the approved head; waiting"
+            return Landing(LandingOutcome.CONFLICT)
         return await _void(ctx, number, state, now, pull)
     state.merged_sha = head
     await _save(ctx, number, state)
     await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
-    return f"merged {head[:7]}"
+    return Landing(LandingOutcome.MERGED, head[:7])
 
 
 async def record_landed(store: Store, repo: Repo, pin: str | None, number: int, now: float) -> None:
@@ -433,42 +466,42 @@ async def record_landed(store: Store, repo: Repo, pin: str | None, number: int, 
 # --- a new head --------------------------------------------------------------------------
 
 
-async def on_new_head(ctx: RepoScope, number: int) -> str:
+async def on_new_head(ctx: RepoScope, number: int) -> Landing:
     """The PR's head moved (the bump flow updated it): an approval of the old head is void."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
         if state.approved_head is None:
-            return "not approved for landing"
+            return Landing(LandingOutcome.NOT_APPROVED)
         pull = await _pull(ctx, number)
         head = str(pull["head"]["sha"])
         if head == state.approved_head or pull["state"] != "open":
-            return "approval still stands"
+            return Landing(LandingOutcome.APPROVAL_STANDS)
         return await _void(ctx, number, state, head, pull)
 
 
-async def on_changes_requested(ctx: RepoScope, number: int, login: str) -> str:
+async def on_changes_requested(ctx: RepoScope, number: int, login: str) -> Landing:
     """A reviewer asked for changes: an approval the bot was landing on no longer stands."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
         old = state.approved_head
         if old is None:
-            return "not approved for landing"
+            return Landing(LandingOutcome.NOT_APPROVED)
         body = landing_text.STOPPED_FOR_CHANGES.format(login=login, approved7=old[:7])
         await _withdraw(ctx, number, state, body, landing_text.MARKER_CHANGES.format(head=old))
-        return f"changes requested by {login}: landing of {old[:7]} stopped"
+        return Landing(LandingOutcome.CHANGES_REQUESTED, f"by {login} at {old[:7]}")
 
 
-async def on_dismissed(ctx: RepoScope, number: int, review_id: int, login: str) -> str:
+async def on_dismissed(ctx: RepoScope, number: int, review_id: int, login: str) -> Landing:
     """An approval was dismissed: if it is the one the bot is landing on, stop."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
         old = state.approved_head
         if old is None or state.review_id != review_id:
-            return "not the approval being landed on"
+            return Landing(LandingOutcome.NOT_THE_APPROVAL)
         body = landing_text.STOPPED_FOR_DISMISSAL.format(login=login, approved7=old[:7])
         marker = landing_text.MARKER_DISMISSED.format(review=review_id)
         await _withdraw(ctx, number, state, body, marker)
-        return f"approval dismissed by {login}: landing of {old[:7]} stopped"
+        return Landing(LandingOutcome.DISMISSED, f"by {login} at {old[:7]}")
 
 
 async def _withdraw(
@@ -486,7 +519,7 @@ async def _withdraw(
 
 async def _void(
     ctx: RepoScope, number: int, state: LandingState, head: str, pull: Mapping[str, Any]
-) -> str:
+) -> Landing:
     old = state.approved_head
     state.approved_head = None
     if old is not None and state.auto_merge_for == old:
@@ -495,14 +528,14 @@ async def _void(
         await _disable_auto_merge(ctx, number, pull)
     if state.reapproval_for == head:
         await _save(ctx, number, state)
-        return "approval void; re-approval already requested"
+        return Landing(LandingOutcome.REAPPROVAL_REQUESTED, "already")
     state.reapproval_for = head
     body = landing_text.REAPPROVAL_NEEDED.format(head7=head[:7], approved7=str(old or "?")[:7])
     marker = landing_text.MARKER_REAPPROVE.format(head=head)
     # Posted before the state says so: a failed post is retried, not forgotten.
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
     await _save(ctx, number, state)
-    return f"approval of {str(old)[:7]} void at {head[:7]}: re-approval requested"
+    return Landing(LandingOutcome.REAPPROVAL_REQUESTED, f"{str(old)[:7]} void at {head[:7]}")
 
 
 async def _disable_auto_merge(ctx: RepoScope, number: int, pull: Mapping[str, Any]) -> None:
@@ -517,22 +550,39 @@ async def _disable_auto_merge(ctx: RepoScope, number: int, pull: Mapping[str, An
 # --- a finished build --------------------------------------------------------------------
 
 
-async def on_build_finished(ctx: RepoScope, number: int, found: FoundBuild) -> str:
+async def on_bump_build(
+    ctx: RepoScope, branch: str, pipeline: str, number: int
+) -> tuple[int, Landing] | None:
+    """A build of a bump branch finished in a configured pipeline: act on it for that
+    branch's open bump PR; (the PR's number, what was done), or None without one."""
+    where = ctx.config.buildkite
+    pull = await open_bump_pull(ctx.gh, ctx.repo, branch, ctx.bot_login)
+    if where is None or pull is None:
+        return None
+    # The webhook's build has no jobs; the flow needs them, so read the build itself.
+    build = await ctx.buildkite.build(where.organization, pipeline, number)
+    found = FoundBuild(where.organization, pipeline, build)
+    return int(pull["number"]), await on_build_finished(ctx, int(pull["number"]), found)
+
+
+async def on_build_finished(ctx: RepoScope, number: int, found: FoundBuild) -> Landing:
     """A Buildkite build of the PR finished: land on green, retry what is flaky, else stop."""
     async with ctx.locks.hold(pr_lock(ctx.repo, number)):
         state = await _load(ctx, number)
         if state.approved_head is None:
-            return "not approved for landing"
+            return Landing(LandingOutcome.NOT_APPROVED)
         pull = await _pull(ctx, number)
         head = str(pull["head"]["sha"])
         if str(found.build.get("commit")) != head or head != state.approved_head:
             return await _advance(ctx, number, state, pull)
         if state.stopped_for == head:
-            return "landing of this head was left to humans"
+            return Landing(LandingOutcome.LEFT_TO_HUMANS)
         if found.build.get("state") == PASSED or is_blocked(found.build):
             return await _advance(ctx, number, state, pull)
         if found.build.get("state") != FAILED:
-            return f"build #{found.number} {found.build.get('state')}: nothing to do"
+            return Landing(
+                LandingOutcome.NOTHING_TO_DO, f"build #{found.number} {found.build.get('state')}"
+            )
         return await _failed_build(ctx, number, state, pull, found)
 
 
@@ -542,7 +592,7 @@ async def _failed_build(
     state: LandingState,
     pull: Mapping[str, Any],
     found: FoundBuild,
-) -> str:
+) -> Landing:
     head = str(pull["head"]["sha"])
     failed = hard_failures(found.build)
     if _failed_only_by_jobs_that_never_ran(found):
@@ -558,10 +608,12 @@ async def _failed_build(
             for job in found.build.get("jobs") or []
             if not job.get("retried") and job_states.never_ran(job)
         )
-        return WAITING_NEVER_RAN.format(number=found.number, names=names)
+        return Landing(
+            LandingOutcome.WAITING, WAITING_NEVER_RAN.format(number=found.number, names=names)
+        )
     seen = f"{found.key}:" + ",".join(sorted(str(job["id"]) for job in failed))
     if seen in state.seen_failures:
-        return "this failure was handled already"
+        return Landing(LandingOutcome.HANDLED_ALREADY)
     runs = state.handling.get(seen)
     if runs is None:
         # Counted before acting: a redelivery or a crash never buys the head an extra
@@ -590,7 +642,7 @@ async def _act_on_failure(
     found: FoundBuild,
     failed: list[dict[str, Any]],
     runs: int,
-) -> str:
+) -> Landing:
     head = str(pull["head"]["sha"])
     limit = ctx.config.retry.max_failed_jobs
     if len(failed) > limit:
@@ -611,7 +663,9 @@ async def _act_on_failure(
         retried += await _retry(ctx, number, found, row, attempt=runs + 1, head=head)
     if retried == 0:
         return await _stop(ctx, number, state, pull, landing_text.NOT_RETRYABLE, found, rows)
-    return f"retried {retried} flaky job(s) of build #{found.number} (attempt {runs + 1})"
+    return Landing(
+        LandingOutcome.RETRIED, f"{retried} job(s) of build #{found.number}, attempt {runs + 1}"
+    )
 
 
 def _bk(ctx: RepoScope) -> BuildkiteClient:
@@ -687,7 +741,7 @@ async def _stop(
     template: str,
     found: FoundBuild,
     rows: list[dict[str, Any]],
-) -> str:
+) -> Landing:
     """Leave the head to humans, with one comment that lists the failing jobs."""
     head = str(pull["head"]["sha"])
     state.stopped_for = head
@@ -707,7 +761,7 @@ async def _stop(
     # Posted before the state says so: a failed post is retried, not forgotten.
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
     await _save(ctx, number, state)
-    return f"landing stopped at {head[:7]}: left to humans"
+    return Landing(LandingOutcome.STOPPED, head[:7])
 
 
 async def open_bump_pull(

@@ -29,7 +29,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot.allowlist.commit import AllowlistFile
 from bot.config.load import load_config
-from bot.config.schema import (
+from bot.config.models import (
     PinConfig,
 )
 from bot.dashboard.text import pin_snapshot

@@ -8,6 +8,7 @@ job twice and always leaves one comment per PR that tells the whole story.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -92,23 +93,42 @@ def hard_failures(build: dict[str, Any]) -> list[dict[str, Any]]:
     return [job for job in build.get("jobs") or [] if job_states.is_hard_failure(job)]
 
 
-async def run_retry_flaky(ctx: RepoScope, request: RetryRequest) -> str:
+class RetryFlakyOutcome(enum.StrEnum):
+    """What one ``retry-flaky`` command did (the log line's first words)."""
+
+    HANDLED_ALREADY = "command already handled"
+    REFUSED = "refused"
+    TOO_MANY_FAILED = "too many failed jobs: retried nothing"
+    RETRIED = "failed jobs retried"
+    FORCED = "forced retry"
+
+
+@dataclass(frozen=True)
+class Retried:
+    outcome: RetryFlakyOutcome
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.outcome}: {self.detail}" if self.detail else str(self.outcome)
+
+
+async def run_retry_flaky(ctx: RepoScope, request: RetryRequest) -> Retried:
     """Handle one command comment; returns a one-line summary for the log."""
     command_key = f"{ctx.repo.full_name}#{request.comment_id}"
     if await ctx.store.get_state(Kind.RETRY_COMMAND, command_key) is not None:
-        return "command already handled"
+        return Retried(RetryFlakyOutcome.HANDLED_ALREADY)
     async with ctx.locks.hold(f"{ctx.repo.full_name}#pr{request.pr}"):
         plan = await ctx.store.get_state(Kind.RETRY_PLAN, command_key)
         if plan is not None:
             outcome = await _carry_out(ctx, request, plan)
         else:
             outcome = await _run_locked(ctx, request)
-        await ctx.store.put_state(Kind.RETRY_COMMAND, command_key, {"outcome": outcome})
+        await ctx.store.put_state(Kind.RETRY_COMMAND, command_key, {"outcome": str(outcome)})
         await ctx.store.delete_state(Kind.RETRY_PLAN, command_key)
         return outcome
 
 
-async def _run_locked(ctx: RepoScope, request: RetryRequest) -> str:
+async def _run_locked(ctx: RepoScope, request: RetryRequest) -> Retried:
     if ctx.config.buildkite is None:
         return await _refuse(ctx, request, retry_text.REFUSE_NOT_CONFIGURED)
     pull = await _pull(ctx, request.pr)
@@ -126,7 +146,7 @@ async def _run_locked(ctx: RepoScope, request: RetryRequest) -> str:
     if len(failed) > limit:
         note = retry_text.TOO_MANY_FAILED.format(count=len(failed), limit=limit)
         await _sticky(ctx, request, builds, rows=[], note=note)
-        return f"{len(failed)} failed jobs: retried nothing"
+        return Retried(RetryFlakyOutcome.TOO_MANY_FAILED, f"{len(failed)} failed jobs")
     decided = []
     for found in builds:
         jobs = [job for owner, job in failed if owner is found]
@@ -150,7 +170,7 @@ async def _plan_and_carry_out(
     items: Sequence[Item],
     *,
     forced: str | None,
-) -> str:
+) -> Retried:
     """Record what the command is about to do, then do it."""
     index = {found.key: n for n, found in enumerate(builds)}
     plan = {
@@ -172,7 +192,7 @@ async def _plan_and_carry_out(
     return await _carry_out(ctx, request, plan)
 
 
-async def _carry_out(ctx: RepoScope, request: RetryRequest, plan: dict[str, Any]) -> str:
+async def _carry_out(ctx: RepoScope, request: RetryRequest, plan: dict[str, Any]) -> Retried:
     builds = [FoundBuild(b["org"], b["pipeline"], dict(b["build"])) for b in plan["builds"]]
     forced = plan.get("forced")
     rows = [
@@ -183,9 +203,9 @@ async def _carry_out(ctx: RepoScope, request: RetryRequest, plan: dict[str, Any]
     ]
     await _sticky(ctx, request, builds, rows=rows, merge=forced is not None)
     if forced is not None:
-        return f"forced retry of {forced}"
+        return Retried(RetryFlakyOutcome.FORCED, forced)
     retried = sum(1 for row in rows if row.get("new_job_id"))
-    return f"{retried} of {len(rows)} failed jobs retried"
+    return Retried(RetryFlakyOutcome.RETRIED, f"{retried} of {len(rows)}")
 
 
 async def _pull(ctx: RepoScope, number: int) -> dict[str, Any]:
@@ -433,7 +453,7 @@ async def _force(
     request: RetryRequest,
     builds: Sequence[FoundBuild],
     failed: Sequence[tuple[FoundBuild, dict[str, Any]]],
-) -> str:
+) -> Retried:
     step = request.command.args[0] if request.command.args else None
     if step is None:
         return await _refuse(ctx, request, retry_text.REFUSE_FORCE_NEEDS_STEP)
@@ -555,12 +575,12 @@ async def _create_sticky(
     return await effects.look_after_failure(lambda: changes.comment(gh, repo, pr, body), find)
 
 
-async def _refuse(ctx: RepoScope, request: RetryRequest, reason: str) -> str:
+async def _refuse(ctx: RepoScope, request: RetryRequest, reason: str) -> Retried:
     body = retry_text.REPLY_REFUSED.format(
         login=request.login, command=neutralise.code(request.command.line.strip()), reason=reason
     )
     await reply_once(ctx.gh, ctx.store, ctx.repo, request.pr, request.comment_id, body)
-    return f"refused: {reason}"
+    return Retried(RetryFlakyOutcome.REFUSED, reason)
 
 
 async def record_outcome(store: Store, job_id: str, state: str | None) -> tuple[str, int] | None:

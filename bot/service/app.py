@@ -23,7 +23,7 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
-from bot.buildkite.client import BuildkiteClient, BuildkiteConfig
+from bot.buildkite.client import BuildkiteClient, BuildkiteConnection
 from bot.github.client import GitHubApp
 from bot.service import startup
 from bot.service.blocking import BlockingRunner
@@ -107,7 +107,7 @@ def create_app(
         if settings.buildkite_api_token is not None:
             buildkite = BuildkiteClient(
                 session,
-                BuildkiteConfig(
+                BuildkiteConnection(
                     api_url=settings.buildkite_api_url,
                     token=settings.buildkite_api_token,
                     timeout=settings.http_timeout,

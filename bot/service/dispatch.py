@@ -67,39 +67,50 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
     router = routing.Router(*routers)
 
     async def dispatch(delivery: Delivery) -> None:
-        try:
-            data = json.loads(delivery.payload)
-        except ValueError as exc:
-            raise PermanentError(ERROR_NOT_JSON) from exc
-        if not isinstance(data, dict):
-            raise PermanentError(ERROR_NOT_JSON)
-        name = routed_event(delivery.source, delivery.event)
-        if name is None:
-            raise PermanentError(REFUSED_EVENT.format(source=delivery.source, event=delivery.event))
-        event = sansio.Event(data, event=name, delivery_id=delivery.delivery_id)
+        event = _event_of(delivery)
         try:
             handlers = sorted(router.fetch(event), key=handler_name)
         except TypeError as exc:  # e.g. an "action" that is a list: unhashable
-            raise PermanentError(ERROR_UNROUTABLE.format(event=name)) from exc
-        if not handlers:
-            return
-        done = await services.store.handlers_done(delivery.delivery_id)
-        failures: list[tuple[str, BaseException]] = []
-        for handler in handlers:
-            handler_id = handler_name(handler)
-            if handler_id in done:
-                continue
-            try:
-                await handler(event, services)
-            except Exception as exc:  # isolate: one handler never stops the others
-                _log_failure(handler_id, delivery.delivery_id, exc)
-                failures.append((handler_id, exc))
-            else:
-                await services.store.mark_handler_done(delivery.delivery_id, handler_id)
-        if failures:
-            raise _combined(failures)
+            raise PermanentError(ERROR_UNROUTABLE.format(event=event.event)) from exc
+        if handlers:
+            await _run_each_once(handlers, event, delivery.delivery_id, services)
 
     return dispatch
+
+
+def _event_of(delivery: Delivery) -> sansio.Event:
+    """The delivery as the event its source may send, or a PermanentError saying why not."""
+    try:
+        data = json.loads(delivery.payload)
+    except ValueError as exc:
+        raise PermanentError(ERROR_NOT_JSON) from exc
+    if not isinstance(data, dict):
+        raise PermanentError(ERROR_NOT_JSON)
+    name = routed_event(delivery.source, delivery.event)
+    if name is None:
+        raise PermanentError(REFUSED_EVENT.format(source=delivery.source, event=delivery.event))
+    return sansio.Event(data, event=name, delivery_id=delivery.delivery_id)
+
+
+async def _run_each_once(
+    handlers: Sequence[Handler], event: sansio.Event, delivery_id: str, services: Services
+) -> None:
+    """Every handler not yet done for this delivery, each isolated from the others."""
+    done = await services.store.handlers_done(delivery_id)
+    failures: list[tuple[str, BaseException]] = []
+    for handler in handlers:
+        handler_id = handler_name(handler)
+        if handler_id in done:
+            continue
+        try:
+            await handler(event, services)
+        except Exception as exc:  # isolate: one handler never stops the others
+            _log_failure(handler_id, delivery_id, exc)
+            failures.append((handler_id, exc))
+        else:
+            await services.store.mark_handler_done(delivery_id, handler_id)
+    if failures:
+        raise _combined(failures)
 
 
 def _log_failure(handler_id: str, delivery_id: str, exc: Exception) -> None:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from bot.service.errors import is_transient, retry_after
+from bot.service.http_policy import exponential_backoff
 from bot.store.protocol import Delivery, EnqueueResult, Store
 
 logger = logging.getLogger(__name__)
@@ -67,8 +68,7 @@ def backoff_delay(attempt: int, base: float, cap: float, rand: float) -> float:
 
     ``rand`` is a number in [0, 1) so callers (and tests) choose the randomness.
     """
-    ceiling = min(cap, base * 2.0 ** max(attempt - 1, 0))
-    return max(ceiling, 0.0) * rand
+    return exponential_backoff(attempt, base=base, cap=cap, jitter=rand)
 
 
 def failure_reason(exc: BaseException) -> str:

@@ -17,7 +17,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot.buildkite.client import BuildkiteClient
 from bot.config.load import load_config
-from bot.config.schema import AllowlistConfig, LandingConfig, RepoConfig
+from bot.config.models import AllowlistConfig, LandingConfig, RepoConfig
 from bot.github.changes import DEFAULT_BOT_LOGIN, Repo
 from bot.service.blocking import BlockingRunner
 from bot.service.locks import KeyedLocks

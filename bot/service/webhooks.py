@@ -1,5 +1,9 @@
 """Webhook intake (GitHub and Buildkite): verify, store durably, answer 202.
 
+Longer than 400 lines because both senders share every step (size cap, body read,
+durable enqueue, the answer) and differ only in how they sign; one module keeps the
+shared path in one place.
+
 Nothing is processed here. The GitHub handler checks the headers and the
 signature itself (gidgethub's ``Event.from_http`` accepts SHA-1-only
 signatures and, with no secret, unsigned bodies), hands the raw body to the

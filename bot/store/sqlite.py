@@ -1,5 +1,8 @@
 """The default ``Store``: one SQLite file, stdlib ``sqlite3``.
 
+Longer than 400 lines because the backend's SQL, its migrations and its locking are
+read together: a claim, a finish and a prune only make sense next to one another.
+
 Every call runs in the shared ``BlockingRunner`` so the event loop never waits
 on disk, and inherits its thread bound and timeout. The store keeps a single
 connection (``check_same_thread=False``) guarded by a ``threading.Lock``: the

@@ -1,6 +1,6 @@
 """Cut the sandbox's GitHub contract out of the pinned Octokit npm packages.
 
-One module over ~400 lines on purpose: a standalone stdlib-only script, run as one file.
+Longer than 400 lines because it is a standalone stdlib-only script, run as one file.
 
 Usage: ``python regenerate.py NODE_MODULES [--out DIR]`` where NODE_MODULES holds
 ``@octokit/openapi`` and ``@octokit/webhooks-examples`` (``regenerate.sh`` installs

@@ -7,7 +7,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.buildkite.client import BuildkiteClient, BuildkiteConfig
+from bot.buildkite.client import BuildkiteClient, BuildkiteConnection
 
 from ..core.conftest import blocking, store
 from ..github_client.github_fakes import FakeClock, RecordingSleep
@@ -75,7 +75,7 @@ def make_client(
             "token": TOKEN,
         }
         settings.update(overrides)
-        return BuildkiteClient(session, BuildkiteConfig(**settings), clock=clock, sleep=sleeps)
+        return BuildkiteClient(session, BuildkiteConnection(**settings), clock=clock, sleep=sleeps)
 
     return make
 

@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestServer
 from bot.buildkite.client import (
     ArtifactTooLarge,
     BuildkiteClient,
-    BuildkiteConfig,
+    BuildkiteConnection,
     BuildkiteError,
 )
 
@@ -350,11 +350,22 @@ async def test_download_redirect_problems(
         await client.download_artifact(url, max_bytes=10)
 
 
-def test_the_token_is_not_in_the_config_repr() -> None:
-    config = BuildkiteConfig(token=TOKEN)
-    assert TOKEN not in repr(config)
-    assert config.api_url == "https://api.buildkite.com/v2"
-    assert (config.timeout, config.max_retries, config.max_wait) == (30.0, 4, 90.0)
+def test_the_token_is_not_in_the_connection_repr() -> None:
+    connection = BuildkiteConnection(token=TOKEN)
+    assert TOKEN not in repr(connection)
+    assert connection.api_url == "https://api.buildkite.com/v2"
+    assert (connection.timeout, connection.max_retries, connection.max_wait) == (30.0, 4, 90.0)
+
+
+def test_the_connection_gives_its_patience_to_the_request_policy() -> None:
+    async def sleep(seconds: float) -> None:
+        return None
+
+    connection = BuildkiteConnection(token=TOKEN, timeout=5.0, max_retries=1, max_wait=7.0)
+    policy = connection.policy(clock=lambda: 42.0, sleep=sleep)
+    assert (policy.timeout, policy.max_retries, policy.max_wait) == (5.0, 1, 7.0)
+    assert policy.clock() == 42.0
+    assert policy.sleep is sleep
 
 
 async def test_path_segments_are_encoded(

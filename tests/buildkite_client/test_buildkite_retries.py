@@ -8,10 +8,8 @@ from multidict import CIMultiDict
 from bot.buildkite.client import (
     UNSPECIFIED_RESET,
     BuildkiteClient,
-    BuildkiteConfig,
     BuildkiteError,
     JobNotRetryable,
-    backoff,
     encode_query,
     error_message,
     next_link,
@@ -19,6 +17,7 @@ from bot.buildkite.client import (
     retry_delay,
 )
 from bot.service.errors import PermanentError, TransientError, is_transient
+from bot.service.http_policy import RequestPolicy
 
 from ..github_client.github_fakes import RecordingSleep
 from .buildkite_fakes import PIPELINE, FakeBuildkite, MakeClient, json_answer, raw_answer
@@ -269,11 +268,11 @@ def test_rate_limit_wait(headers: dict[str, str], body: bytes, expected: float) 
 
 
 def test_retry_delay_decisions() -> None:
-    config = BuildkiteConfig(token="t", max_retries=2, max_wait=60.0)
+    policy = RequestPolicy(max_retries=2, max_wait=60.0)
 
     def delay(status: int, *, idempotent: bool = True, attempt: int = 1) -> float | None:
         return retry_delay(
-            config,
+            policy,
             request="GET /x",
             status=status,
             idempotent=idempotent,
@@ -291,10 +290,6 @@ def test_retry_delay_decisions() -> None:
     assert delay(429, idempotent=False) == 60.0  # exactly max_wait still waits
     with pytest.raises(TransientError, match="retry in 60 s"):
         delay(429, attempt=3)
-
-
-def test_backoff_grows_and_is_capped() -> None:
-    assert [backoff(attempt) for attempt in range(1, 7)] == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
 
 
 def test_error_message() -> None:

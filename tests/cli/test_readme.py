@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.config.schema import parse_repo_config
+from bot.config.parse import parse_repo_config
 from bot.service.settings import env_table_markdown
 
 README = Path(__file__).resolve().parents[2] / "README.md"

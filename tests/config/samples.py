@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.schema import ConfigError, parse_repo_config
+from bot.config.errors import ConfigError
+from bot.config.parse import parse_repo_config
 
 FILENAME = "cfg.yml"
 

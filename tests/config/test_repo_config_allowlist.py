@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.schema import ConfigError, parse_repo_config
+from bot.config.errors import ConfigError
+from bot.config.parse import parse_repo_config
 
 SECTION = "allowlist:\n  line_length: {ll}\n  wheel_url: {url}\n"
 URL = '"https://wheels.example.org/{commit}/vllm.whl"'

@@ -6,7 +6,9 @@ import io
 import re
 from pathlib import Path
 
-from bot.config import schema as rc
+from bot.config import messages as msg
+from bot.config.check import check_config, summarize
+from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config
 
 from .samples import PIN_LINES
 from .test_repo_config_parse import DESIGN_SKETCH
@@ -14,7 +16,7 @@ from .test_repo_config_parse import DESIGN_SKETCH
 
 def run(path: Path) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = rc.check_config(path, out, err)
+    code = check_config(path, out, err)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -23,7 +25,7 @@ def test_valid_config_prints_a_one_line_summary(tmp_path: Path) -> None:
     path.write_text(DESIGN_SKETCH)
     assert run(path) == (
         0,
-        rc.MSG_CHECK_OK.format(
+        msg.MSG_CHECK_OK.format(
             summary="handle @bot; 1 pin (flash-attention); "
             "allowlist in .buildkite/check-torch-abi.py; buildkite vllm/ci; landing by squash"
         )
@@ -44,7 +46,7 @@ def test_documented_example_is_valid_and_summarized_as_documented() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
     example = re.search(r"```yaml\n(.*?)```", doc, re.DOTALL)
     assert example is not None
-    summary = rc.MSG_CHECK_OK.format(summary=rc.summarize(rc.parse_repo_config(example[1])))
+    summary = msg.MSG_CHECK_OK.format(summary=summarize(parse_repo_config(example[1])))
     assert f"\n    {summary}\n" in doc
 
 
@@ -57,11 +59,9 @@ def test_summary_lists_every_pin_and_pipeline() -> None:
         .replace("name: fa", "name: fb")
         .replace("dependency: vllm-flash-attn", "dependency: other")
     )
-    config = rc.parse_repo_config(
-        pins + "\nbuildkite: {organization: vllm, pipelines: [ci, ci-full]}"
-    )
-    assert rc.summarize(config).startswith("handle @bot; 2 pins (fa, fb); allowlist off; ")
-    assert "; buildkite vllm/ci,ci-full; " in rc.summarize(config)
+    config = parse_repo_config(pins + "\nbuildkite: {organization: vllm, pipelines: [ci, ci-full]}")
+    assert summarize(config).startswith("handle @bot; 2 pins (fa, fb); allowlist off; ")
+    assert "; buildkite vllm/ci,ci-full; " in summarize(config)
 
 
 def test_invalid_config_prints_every_problem_and_a_count(tmp_path: Path) -> None:
@@ -72,9 +72,9 @@ def test_invalid_config_prints_every_problem_and_a_count(tmp_path: Path) -> None
     assert err.splitlines() == [
         f"{path}:1:1: pinz: unknown key 'pinz' (did you mean 'pins'?)",
         f"{path}:2:9: handle: "
-        + rc.MSG_WRONG_TYPE.format(expected="a string", kind="integer 7")
-        + rc.MSG_QUOTE_HINT,
-        rc.MSG_CHECK_FAILED.format(problems="2 problems", file=path),
+        + msg.MSG_WRONG_TYPE.format(expected="a string", kind="integer 7")
+        + msg.MSG_QUOTE_HINT,
+        msg.MSG_CHECK_FAILED.format(problems="2 problems", file=path),
     ]
 
 
@@ -84,23 +84,23 @@ def test_single_problem_count_is_singular(tmp_path: Path) -> None:
     code, _, err = run(path)
     assert code == 1
     assert err.splitlines() == [
-        f"{path}:1:1: {rc.MSG_EMPTY_CONFIG}",
-        rc.MSG_CHECK_FAILED.format(problems="1 problem", file=path),
+        f"{path}:1:1: {msg.MSG_EMPTY_CONFIG}",
+        msg.MSG_CHECK_FAILED.format(problems="1 problem", file=path),
     ]
 
 
 def test_huge_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     path = tmp_path / "followup-bot.yml"
-    path.write_bytes(b"#" * (4 * rc.MAX_CONFIG_BYTES))
+    path.write_bytes(b"#" * (4 * MAX_CONFIG_BYTES))
     code, out, err = run(path)
     assert (code, out) == (1, "")
-    assert err.splitlines()[0] == f"{path}: " + rc.MSG_TOO_LARGE.format(limit=rc.MAX_CONFIG_BYTES)
+    assert err.splitlines()[0] == f"{path}: " + msg.MSG_TOO_LARGE.format(limit=MAX_CONFIG_BYTES)
 
 
 def test_file_at_the_size_limit_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "followup-bot.yml"
     body = b"handle: bot\n"
-    path.write_bytes(body + b"#" * (rc.MAX_CONFIG_BYTES - len(body)))
+    path.write_bytes(body + b"#" * (MAX_CONFIG_BYTES - len(body)))
     assert run(path)[0] == 0
 
 
@@ -109,7 +109,7 @@ def test_non_utf8_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     path.write_bytes(b"handle: \xe9\n")
     code, _, err = run(path)
     assert code == 1
-    assert err.splitlines()[0] == f"{path}:1:9: " + rc.MSG_NOT_UTF8.format(
+    assert err.splitlines()[0] == f"{path}:1:9: " + msg.MSG_NOT_UTF8.format(
         reason="invalid continuation byte"
     )
 
@@ -119,7 +119,7 @@ def test_missing_file_exits_2(tmp_path: Path) -> None:
     assert run(path) == (
         2,
         "",
-        rc.MSG_CANNOT_READ.format(file=path, reason="No such file or directory") + "\n",
+        msg.MSG_CANNOT_READ.format(file=path, reason="No such file or directory") + "\n",
     )
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import bot.config.schema as rc
-from bot.config.schema import LandingConfig, parse_repo_config
+from bot.config import messages as msg
+from bot.config.models import LandingConfig
+from bot.config.parse import parse_repo_config
+from bot.config.types import MAX_COOLDOWN_MINUTES
 from tests.config.samples import FILENAME, problems_of
 
 
@@ -21,7 +23,7 @@ def test_values_are_read() -> None:
 
 
 def test_cooldown_out_of_range() -> None:
-    message = rc.MSG_OUT_OF_RANGE.format(value=10081, low=0, high=rc.MAX_COOLDOWN_MINUTES)
+    message = msg.MSG_OUT_OF_RANGE.format(value=10081, low=0, high=MAX_COOLDOWN_MINUTES)
     assert problems_of("landing: {cooldown_minutes: 10081}\n") == [
         f"{FILENAME}:1:29: landing.cooldown_minutes: {message}"
     ]

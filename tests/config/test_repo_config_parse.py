@@ -1,23 +1,19 @@
-"""Valid configs become the expected frozen dataclasses."""
+"""Valid configs become the expected frozen models."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
+from pydantic import ValidationError
 
-from bot.config.schema import (
-    CONFIG_PATH,
+from bot.config.errors import ConfigError, ConfigProblem
+from bot.config.models import (
     AllowlistConfig,
     BuildkiteConfig,
-    ConfigError,
-    ConfigProblem,
     LandingConfig,
     PinConfig,
     RepoConfig,
-    parse_repo_config,
-    parse_repo_config_bytes,
 )
+from bot.config.parse import CONFIG_PATH, parse_repo_config, parse_repo_config_bytes
 
 from .samples import PIN_LINES
 
@@ -48,7 +44,7 @@ FLASH_ATTENTION = PinConfig(
 )
 
 
-def test_design_sketch_parses_into_the_expected_dataclasses() -> None:
+def test_design_sketch_parses_into_the_expected_models() -> None:
     assert parse_repo_config(DESIGN_SKETCH) == RepoConfig(
         handle="bot",
         pins=(FLASH_ATTENTION,),
@@ -68,8 +64,12 @@ def test_design_sketch_parses_into_the_expected_dataclasses() -> None:
 
 def test_result_is_frozen() -> None:
     config = parse_repo_config(DESIGN_SKETCH)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        config.handle = "other"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        config.handle = "other"
+    with pytest.raises(ValidationError, match="frozen"):
+        config.pins[0].paused = True
+    # Frozen all the way down, so equal configs hash alike (usable as keys).
+    assert hash(config) == hash(parse_repo_config(DESIGN_SKETCH))
 
 
 def test_omitted_keys_take_their_defaults_and_sections_stay_off() -> None:

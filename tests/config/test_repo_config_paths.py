@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import schema as rc
+from bot.config import messages as msg
+from bot.config.parse import parse_repo_config
 
 from .samples import FILENAME, PIN_LINES, problems_of
 
@@ -30,22 +31,22 @@ def file_error(message: str) -> str:
     return f"{FILENAME}:1:19: allowlist.file: {message}"
 
 
-def bad_char(char: str, value: str, rule: str = rc.REPO_PATH_RULE) -> str:
+def bad_char(char: str, value: str, rule: str = msg.REPO_PATH_RULE) -> str:
     shown = f"{char!r} (U+{ord(char):04X})"
-    return rc.MSG_PATH_CHARACTER.format(char=shown, value=value, rule=rule)
+    return msg.MSG_PATH_CHARACTER.format(char=shown, value=value, rule=rule)
 
 
-def not_normal(what: str, value: str, rule: str = rc.REPO_PATH_RULE) -> str:
-    return rc.MSG_PATH_NOT_NORMAL.format(what=what, value=value, rule=rule)
+def not_normal(what: str, value: str, rule: str = msg.REPO_PATH_RULE) -> str:
+    return msg.MSG_PATH_NOT_NORMAL.format(what=what, value=value, rule=rule)
 
 
 def test_the_rules_read_as_documented() -> None:
-    assert rc.REPO_PATH_RULE == (
+    assert msg.REPO_PATH_RULE == (
         "a file path is relative to the repository root: names made of ASCII letters, digits, "
         "'.', '_', '-', '+' and '@', joined by single '/', none of them '.' or '..', "
         "at most 255 characters in all"
     )
-    assert rc.PATH_GLOB_RULE == (
+    assert msg.PATH_GLOB_RULE == (
         "a path glob is written like a file path (names made of ASCII letters, digits, "
         "'.', '_', '-', '+' and '@', joined by single '/', none of them '.' or '..', "
         "at most 255 characters in all) and may also use '*', '?', '[', ']' and '!'"
@@ -53,8 +54,8 @@ def test_the_rules_read_as_documented() -> None:
     # The docs quote both rules in block quotes, wrapped at any space.
     lines = DOCS.read_text(encoding="utf-8").splitlines()
     docs = " ".join(" ".join(line.removeprefix(">").split()) for line in lines)
-    assert rc.REPO_PATH_RULE in docs
-    assert rc.PATH_GLOB_RULE in docs
+    assert msg.REPO_PATH_RULE in docs
+    assert msg.PATH_GLOB_RULE in docs
 
 
 def test_a_query_in_a_file_path_is_refused_with_the_rule_spelled_out() -> None:
@@ -68,17 +69,17 @@ def test_a_query_in_a_file_path_is_refused_with_the_rule_spelled_out() -> None:
 
 FILE_TRICKS = {
     "query": ("x.py?ref=evil", bad_char("?", "x.py?ref=evil")),
-    "another endpoint": ("x?/../../pulls", rc.MSG_PARENT_PATH.format(value="x?/../../pulls")),
+    "another endpoint": ("x?/../../pulls", msg.MSG_PARENT_PATH.format(value="x?/../../pulls")),
     "fragment": ("x.py#frag", bad_char("#", "x.py#frag")),
     "percent-encoded parent": ("%2e%2e/x.py", bad_char("%", "%2e%2e/x.py")),
     "percent-encoded slash": ("a%2Fb.py", bad_char("%", "a%2Fb.py")),
-    "parent": ("..", rc.MSG_PARENT_PATH.format(value="..")),
-    "parent inside": ("a/../b.py", rc.MSG_PARENT_PATH.format(value="a/../b.py")),
-    "parent at the end": ("a/..", rc.MSG_PARENT_PATH.format(value="a/..")),
-    "parent behind a backslash": ("a\\..\\b", rc.MSG_PARENT_PATH.format(value="a\\..\\b")),
-    "absolute": ("/abs/x.py", rc.MSG_ABSOLUTE_PATH.format(value="/abs/x.py")),
-    "absolute with a backslash": ("\\abs\\x.py", rc.MSG_ABSOLUTE_PATH.format(value="\\abs\\x.py")),
-    "drive letter": ("C:/x.py", rc.MSG_ABSOLUTE_PATH.format(value="C:/x.py")),
+    "parent": ("..", msg.MSG_PARENT_PATH.format(value="..")),
+    "parent inside": ("a/../b.py", msg.MSG_PARENT_PATH.format(value="a/../b.py")),
+    "parent at the end": ("a/..", msg.MSG_PARENT_PATH.format(value="a/..")),
+    "parent behind a backslash": ("a\\..\\b", msg.MSG_PARENT_PATH.format(value="a\\..\\b")),
+    "absolute": ("/abs/x.py", msg.MSG_ABSOLUTE_PATH.format(value="/abs/x.py")),
+    "absolute with a backslash": ("\\abs\\x.py", msg.MSG_ABSOLUTE_PATH.format(value="\\abs\\x.py")),
+    "drive letter": ("C:/x.py", msg.MSG_ABSOLUTE_PATH.format(value="C:/x.py")),
     "double slash": ("a//b.py", not_normal("'//'", "a//b.py")),
     "dot segment": ("a/./b.py", not_normal("a '.' name", "a/./b.py")),
     "leading dot segment": ("./b.py", not_normal("a '.' name", "./b.py")),
@@ -108,7 +109,7 @@ FILE_TRICKS = {
     "right-to-left override": ("a\u202eyp.b", bad_char("\u202e", "a\u202eyp.b")),
     "too long": (
         LONG,
-        rc.MSG_PATH_TOO_LONG.format(limit=255, length=256, rule=rc.REPO_PATH_RULE),
+        msg.MSG_PATH_TOO_LONG.format(limit=255, length=256, rule=msg.REPO_PATH_RULE),
     ),
 }
 
@@ -136,7 +137,7 @@ def test_a_pin_file_is_held_to_the_same_rule() -> None:
     ],
 )
 def test_odd_but_legal_file_paths_are_kept(value: str) -> None:
-    config = rc.parse_repo_config(allowlist_file(value))
+    config = parse_repo_config(allowlist_file(value))
     assert config.allowlist is not None
     assert config.allowlist.file == value
 
@@ -153,23 +154,23 @@ def glob_error(column: int, index: int, message: str) -> str:
 
 
 GLOB_TRICKS = {
-    "query": ("cmake/*?ref=x", bad_char("=", "cmake/*?ref=x", rc.PATH_GLOB_RULE)),
-    "fragment": ("cmake/#*", bad_char("#", "cmake/#*", rc.PATH_GLOB_RULE)),
-    "percent": ("%2e%2e/**", bad_char("%", "%2e%2e/**", rc.PATH_GLOB_RULE)),
-    "parent": ("../**", rc.MSG_PARENT_PATH.format(value="../**")),
-    "absolute": ("/etc/*", rc.MSG_ABSOLUTE_PATH.format(value="/etc/*")),
-    "double slash": ("cmake//*", not_normal("'//'", "cmake//*", rc.PATH_GLOB_RULE)),
-    "dot segment": ("./cmake/**", not_normal("a '.' name", "./cmake/**", rc.PATH_GLOB_RULE)),
-    "trailing slash": ("cmake/", not_normal("a trailing '/'", "cmake/", rc.PATH_GLOB_RULE)),
-    "backslash": ("cmake\\*", bad_char("\\", "cmake\\*", rc.PATH_GLOB_RULE)),
-    "ampersand": ("a&*", bad_char("&", "a&*", rc.PATH_GLOB_RULE)),
-    "space": ("cmake/* x", bad_char(" ", "cmake/* x", rc.PATH_GLOB_RULE)),
-    "control character": ("cmake/\x1b*", bad_char("\x1b", "cmake/\x1b*", rc.PATH_GLOB_RULE)),
-    "look-alike star": ("cmake/\u2217", bad_char("\u2217", "cmake/\u2217", rc.PATH_GLOB_RULE)),
-    "brace expansion": ("{a,b}/*", bad_char("{", "{a,b}/*", rc.PATH_GLOB_RULE)),
+    "query": ("cmake/*?ref=x", bad_char("=", "cmake/*?ref=x", msg.PATH_GLOB_RULE)),
+    "fragment": ("cmake/#*", bad_char("#", "cmake/#*", msg.PATH_GLOB_RULE)),
+    "percent": ("%2e%2e/**", bad_char("%", "%2e%2e/**", msg.PATH_GLOB_RULE)),
+    "parent": ("../**", msg.MSG_PARENT_PATH.format(value="../**")),
+    "absolute": ("/etc/*", msg.MSG_ABSOLUTE_PATH.format(value="/etc/*")),
+    "double slash": ("cmake//*", not_normal("'//'", "cmake//*", msg.PATH_GLOB_RULE)),
+    "dot segment": ("./cmake/**", not_normal("a '.' name", "./cmake/**", msg.PATH_GLOB_RULE)),
+    "trailing slash": ("cmake/", not_normal("a trailing '/'", "cmake/", msg.PATH_GLOB_RULE)),
+    "backslash": ("cmake\\*", bad_char("\\", "cmake\\*", msg.PATH_GLOB_RULE)),
+    "ampersand": ("a&*", bad_char("&", "a&*", msg.PATH_GLOB_RULE)),
+    "space": ("cmake/* x", bad_char(" ", "cmake/* x", msg.PATH_GLOB_RULE)),
+    "control character": ("cmake/\x1b*", bad_char("\x1b", "cmake/\x1b*", msg.PATH_GLOB_RULE)),
+    "look-alike star": ("cmake/\u2217", bad_char("\u2217", "cmake/\u2217", msg.PATH_GLOB_RULE)),
+    "brace expansion": ("{a,b}/*", bad_char("{", "{a,b}/*", msg.PATH_GLOB_RULE)),
     "too long": (
         LONG,
-        rc.MSG_PATH_TOO_LONG.format(limit=255, length=256, rule=rc.PATH_GLOB_RULE),
+        msg.MSG_PATH_TOO_LONG.format(limit=255, length=256, rule=msg.PATH_GLOB_RULE),
     ),
 }
 
@@ -183,13 +184,13 @@ def test_each_trick_in_a_landing_glob_is_refused(value: str, message: str) -> No
 def test_an_owned_glob_is_held_to_the_glob_rule() -> None:
     text = "pins:\n" + "\n".join([*PIN_LINES, "    owns: ['x/*%00']"]) + "\n"
     assert problems_of(text) == [
-        f"{FILENAME}:6:12: pins[0].owns[0]: " + bad_char("%", "x/*%00", rc.PATH_GLOB_RULE)
+        f"{FILENAME}:6:12: pins[0].owns[0]: " + bad_char("%", "x/*%00", msg.PATH_GLOB_RULE)
     ]
 
 
 def test_wildcards_are_kept_in_globs() -> None:
     globs = ("cmake/**", "**/*.cmake", "cmake/?.cmake", "cmake/[!a-c]*.txt", "@x/+y/.z")
-    config = rc.parse_repo_config(landing_paths(*globs))
+    config = parse_repo_config(landing_paths(*globs))
     assert config.landing is not None
     assert config.landing.paths == globs
 
@@ -200,7 +201,7 @@ def test_step_and_label_globs_are_not_paths() -> None:
         "retry:\n  flaky_rules:\n"
         "    - {name: nccl, log: 'NCCL timeout', step: 'gpu-*', label: ':nvidia: (L4) #1 *'}\n"
     )
-    rule = rc.parse_repo_config(text).retry.flaky_rules[0]
+    rule = parse_repo_config(text).retry.flaky_rules[0]
     assert (rule.step, rule.label) == ("gpu-*", ":nvidia: (L4) #1 *")
 
 
@@ -209,12 +210,13 @@ def test_a_branch_part_git_would_refuse_is_refused(branch: str) -> None:
     lines = [*PIN_LINES, f"    branch: {branch}"]
     reason = "a part between '/' starts with '.' or ends with '.lock'"
     assert problems_of("pins:\n" + "\n".join(lines) + "\n") == [
-        f"{FILENAME}:6:13: pins[0].branch: " + rc.MSG_BAD_BRANCH.format(value=branch, reason=reason)
+        f"{FILENAME}:6:13: pins[0].branch: "
+        + msg.MSG_BAD_BRANCH.format(value=branch, reason=reason)
     ]
 
 
 def test_a_branch_with_url_characters_is_kept_for_escaping() -> None:
     # git allows '#', '%' and '&' in branch names; bot.github.changes escapes them in URLs.
     lines = [*PIN_LINES, "    branch: 'rel#2/50%&x'"]
-    config = rc.parse_repo_config("pins:\n" + "\n".join(lines) + "\n")
+    config = parse_repo_config("pins:\n" + "\n".join(lines) + "\n")
     assert config.pins[0].branch == "rel#2/50%&x"

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import dataclasses
 import string
 from typing import Any
 
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from bot.config.schema import (
+from bot.config.models import (
     AllowlistConfig,
     BuildkiteConfig,
     LandingConfig,
     PinConfig,
     RepoConfig,
-    parse_repo_config,
 )
+from bot.config.parse import parse_repo_config
 
 ALNUM = string.ascii_letters + string.digits
 # Text that YAML would read as something else ("yes", "1e3", "~") is fine here:
@@ -32,7 +32,7 @@ owners = st.builds(
 repos = st.text(ALNUM + "._-", min_size=1, max_size=12).filter(lambda r: r not in {".", ".."})
 upstreams = st.builds(lambda owner, repo: f"{owner}/{repo}", owners, repos)
 branches = st.lists(words, min_size=1, max_size=3).map("/".join)
-# Names of the file path grammar (repo_config.REPO_PATH_RULE); globs add wildcards.
+# Names of the file path grammar (messages.REPO_PATH_RULE); globs add wildcards.
 PATH_CHARS = ALNUM + "._-+@"
 path_names = st.text(PATH_CHARS, min_size=1, max_size=8).filter(lambda n: n not in {".", ".."})
 glob_names = st.text(PATH_CHARS + "*?[]!", min_size=1, max_size=8).filter(
@@ -92,20 +92,16 @@ configs = st.builds(
 
 
 def as_plain_data(value: Any, keep_defaults: bool) -> Any:
-    """Dataclasses -> dicts, tuples -> lists; optionally drop fields left at default."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    """Models -> dicts, tuples -> lists; optionally drop fields left at default."""
+    if isinstance(value, BaseModel):
         result = {}
-        for field in dataclasses.fields(value):
-            item = getattr(value, field.name)
-            if (
-                not keep_defaults
-                and field.default is not dataclasses.MISSING
-                and item == field.default
-            ):
+        for name, field in type(value).model_fields.items():
+            item = getattr(value, name)
+            if not keep_defaults and not field.is_required() and item == field.default:
                 continue
             if item is None:
                 continue
-            result[field.name] = as_plain_data(item, keep_defaults)
+            result[name] = as_plain_data(item, keep_defaults)
         return result
     if isinstance(value, tuple):
         return [as_plain_data(item, keep_defaults) for item in value]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config.schema import ConfigError, RepoConfig, parse_repo_config
+from bot.config.errors import ConfigError
+from bot.config.models import RepoConfig
+from bot.config.parse import parse_repo_config
 from bot.dashboard.flow import (
     EntryRow,
     PinRow,

@@ -6,7 +6,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.buildkite.client import BuildkiteClient, BuildkiteConfig
+from bot.buildkite.client import BuildkiteClient, BuildkiteConnection
 from bot.github import neutralise
 from bot.retry import text as retry_text
 from sandbox.buildkite_state import JobSpec
@@ -152,8 +152,8 @@ async def test_each_class_is_decided_with_evidence(ci_env: Harness) -> None:
     ]
     env.ci.set_retry_outcome(dist["id"], state="passed")
     async with aiohttp.ClientSession() as session:
-        config = BuildkiteConfig(api_url=env.ci.base_url, token=BUILDKITE_TOKEN)
-        await BuildkiteClient(session, config).retry_job(
+        connection = BuildkiteConnection(api_url=env.ci.base_url, token=BUILDKITE_TOKEN)
+        await BuildkiteClient(session, connection).retry_job(
             "vllm", PIPELINE, int(older["number"]), dist["id"]
         )
     main_build(env, BROKEN, JobSpec("distributed", "Distributed PP"), PASSING)

@@ -7,8 +7,9 @@ import http
 import gidgethub
 import pytest
 
-from bot.github.client import RequestPolicy, graphql_url, retry_delay
+from bot.github.client import graphql_url, retry_delay
 from bot.service.errors import TransientError
+from bot.service.http_policy import RequestPolicy
 
 POLICY = RequestPolicy(clock=lambda: 1000.0, max_retries=2, max_wait=90.0)
 
@@ -114,3 +115,16 @@ def test_client_errors_are_not_retried() -> None:
 )
 def test_graphql_url_follows_the_rest_base_url(base_url: str, expected: str) -> None:
     assert graphql_url(base_url) == expected
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_retry_after_nobody_can_wait_falls_back_to_the_reset_header(value: str) -> None:
+    exc = failure(
+        429, **{"Retry-After": value, "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1010"}
+    )
+    assert delay(exc) == 11.0
+
+
+def test_a_request_timeout_is_retried_like_a_server_error() -> None:
+    assert delay(failure(408), attempt=2) == 2.0
+    assert delay(failure(408), method="POST") is None  # "/x" is no retry-safe write

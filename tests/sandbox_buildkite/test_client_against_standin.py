@@ -7,7 +7,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.buildkite.client import ArtifactTooLarge, BuildkiteClient, BuildkiteConfig, JobNotRetryable
+from bot.buildkite.client import (
+    ArtifactTooLarge,
+    BuildkiteClient,
+    BuildkiteConnection,
+    JobNotRetryable,
+)
 from sandbox.buildkite_server import BuildkiteSandbox
 from sandbox.buildkite_state import JobSpec
 
@@ -36,8 +41,8 @@ def sleeps(clock: FakeClock) -> Sleeps:
 def client(
     bk: BuildkiteSandbox, session: aiohttp.ClientSession, clock: FakeClock, sleeps: Sleeps
 ) -> BuildkiteClient:
-    config = BuildkiteConfig(api_url=bk.base_url, token=API_TOKEN, timeout=10.0)
-    return BuildkiteClient(session, config, clock=clock, sleep=sleeps)
+    connection = BuildkiteConnection(api_url=bk.base_url, token=API_TOKEN, timeout=10.0)
+    return BuildkiteClient(session, connection, clock=clock, sleep=sleeps)
 
 
 def failed_build(bk: BuildkiteSandbox, n_failed: int = 1) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""``followup-bot check-config PATH``: validate a config file before committing it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from bot.config.errors import ConfigError
+from bot.config.messages import MSG_CANNOT_READ, MSG_CHECK_FAILED, MSG_CHECK_OK, plural
+from bot.config.models import RepoConfig
+from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config_bytes
+
+
+def summarize(config: RepoConfig) -> str:
+    """One line saying what the bot will do in this repository."""
+    pins = plural(len(config.pins), "pin")
+    if config.pins:
+        pins += " (" + ", ".join(pin.name for pin in config.pins) + ")"
+    allowlist, buildkite, landing = config.allowlist, config.buildkite, config.landing
+    return "; ".join(
+        [
+            f"handle @{config.handle}",
+            pins,
+            "allowlist off" if allowlist is None else f"allowlist in {allowlist.file}",
+            "buildkite off"
+            if buildkite is None
+            else f"buildkite {buildkite.organization}/{','.join(buildkite.pipelines)}",
+            "landing off" if landing is None else f"landing by {landing.merge_method}",
+        ]
+    )
+
+
+def _load(path: Path) -> RepoConfig:
+    with path.open("rb") as stream:
+        # One byte past the limit is enough to know the file is too big.
+        data = stream.read(MAX_CONFIG_BYTES + 1)
+    return parse_repo_config_bytes(data, filename=str(path))
+
+
+def check_config(path: Path, out: TextIO, err: TextIO) -> int:
+    """``followup-bot check-config PATH``: 0 valid, 1 invalid, 2 unreadable."""
+    try:
+        config = _load(path)
+    except OSError as exc:
+        print(MSG_CANNOT_READ.format(file=path, reason=exc.strerror or exc), file=err)
+        return 2
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=err)
+        print(
+            MSG_CHECK_FAILED.format(problems=plural(len(exc.problems), "problem"), file=path),
+            file=err,
+        )
+        return 1
+    print(MSG_CHECK_OK.format(summary=summarize(config)), file=out)
+    return 0
