@@ -10,7 +10,7 @@ from gidgethub import routing, sansio
 from bot.commands import flow as commands_flow
 from bot.commands.flow import Comment
 from bot.github.changes import Repo
-from bot.retry import flow as retry_flow
+from bot.retry import outcomes as retry_outcomes
 from bot.service.dispatch import handler_id
 from bot.service.payload import field, optional
 from bot.service.scope import repo_scope
@@ -41,9 +41,9 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
 async def on_job_finished(event: sansio.Event, services: Services) -> None:
     job_id = field(event.data, "job.id")
     state = optional(event.data, "job.state")
-    found = await retry_flow.record_outcome(services.store, job_id, state)
+    found = await retry_outcomes.record_outcome(services.store, job_id, state)
     if found is None:
         return  # not a job the bot retried (or its outcome is known already)
     repo, pr = Repo.parse(found[0]), found[1]
     gh = await services.github.repo_client(repo.full_name)
-    await retry_flow.refresh_outcomes(gh, services.store, repo, pr)
+    await retry_outcomes.refresh_outcomes(gh, services.store, repo, pr)

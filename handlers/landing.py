@@ -3,7 +3,7 @@
 Four things move a landing along: an approving review, a new head on the PR
 (voids the approval), a commit status, a check run or a finished Buildkite build of the
 head (may make it mergeable, or need a retry), and the merge itself (starts
-the pin's cooldown). Each handler only filters and calls ``bot.landing.flow``.
+the pin's cooldown). Each handler only filters and calls into ``bot.landing``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ from gidgethub import routing, sansio
 
 from bot.buildkite.pipelines import repository_of
 from bot.github.changes import Repo
+from bot.landing import approval as approving
 from bot.landing import flow as landing
-from bot.landing.flow import Approval
+from bot.landing import state as landing_state
+from bot.landing import withdraw
 from bot.landing.rules import CHECK_CONCLUSIONS_OK
+from bot.landing.state import Approval
 from bot.pins import text as bump_text
 from bot.service.dispatch import handler_id
 from bot.service.payload import Payload, each, field, optional, user_login
@@ -60,7 +63,7 @@ def _bump_pull(data: Payload, services: Services) -> BumpPull | None:
     user_login(data, "pull_request.user")  # checked: is_bot_bump reads it
     merged = optional(data, "pull_request.merged", bool) is True
     repo = services.served(full_name)
-    if repo is None or not landing.is_bot_bump(pull, services.settings.bot_login):
+    if repo is None or not landing_state.is_bot_bump(pull, services.settings.bot_login):
         return None
     return BumpPull(repo, number, head_ref.removeprefix(bump_text.BRANCH_PREFIX), merged)
 
@@ -79,13 +82,13 @@ async def on_review(event: sansio.Event, services: Services) -> None:
     if ctx is None:
         return
     if state == CHANGES_REQUESTED:
-        outcome = await landing.on_changes_requested(ctx, found.number, reviewer)
+        outcome = await withdraw.on_changes_requested(ctx, found.number, reviewer)
         log.info("%s#%d: %s", found.repo.full_name, found.number, outcome)
         return
     approval = Approval(
         number=found.number, review_id=review_id, login=reviewer, commit_id=commit_id
     )
-    outcome = await landing.on_approval(ctx, approval)
+    outcome = await approving.on_approval(ctx, approval)
     log.info("%s#%d: approval: %s", found.repo.full_name, approval.number, outcome)
 
 
@@ -100,7 +103,7 @@ async def on_review_dismissed(event: sansio.Event, services: Services) -> None:
     ctx = await _context(services, found.repo)
     if ctx is None:
         return
-    outcome = await landing.on_dismissed(ctx, found.number, review_id, by or "ghost")
+    outcome = await withdraw.on_dismissed(ctx, found.number, review_id, by or "ghost")
     log.info("%s#%d: dismissal: %s", found.repo.full_name, found.number, outcome)
 
 
@@ -113,12 +116,12 @@ async def on_new_head(event: sansio.Event, services: Services) -> None:
     repo, number = found.repo, found.number
     # Most pushes to a bump branch are the bot's own updates of an unapproved PR:
     # settle those from the store, before reading any config from GitHub.
-    if await services.store.get_state(Kind.LANDING, landing.state_key(repo, number)) is None:
+    if await services.store.get_state(Kind.LANDING, landing_state.state_key(repo, number)) is None:
         return
     ctx = await _context(services, repo)
     if ctx is None:
         return
-    log.info("%s#%d: new head: %s", repo.full_name, number, await landing.on_new_head(ctx, number))
+    log.info("%s#%d: new head: %s", repo.full_name, number, await withdraw.on_new_head(ctx, number))
 
 
 @router.register("pull_request", action="closed")
@@ -128,7 +131,7 @@ async def on_closed(event: sansio.Event, services: Services) -> None:
     if found is None or not found.merged:
         return
     # Whoever merged it (GitHub's auto-merge, the bot, a human), the pin cools down.
-    await landing.record_landed(
+    await landing_state.record_landed(
         services.store, found.repo, found.pin, found.number, services.clock()
     )
 
@@ -169,7 +172,7 @@ async def _advance_heads(
     if ctx is None:
         return
     for branch in bumps:
-        pull = await landing.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
+        pull = await landing_state.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
         if pull is not None and pull["head"]["sha"] == sha:
             number = int(pull["number"])
             outcome = await landing.advance(ctx, number)

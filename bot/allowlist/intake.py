@@ -9,8 +9,10 @@ from pathlib import Path
 import aiohttp
 
 from bot.abi.judge import audit_wheel
-from bot.allowlist import flow as allowlist_flow
-from bot.allowlist.flow import allowlist_file
+from bot.allowlist.evidence import audit_run_from_build, run_from_wheel
+from bot.allowlist.follow_up import allowlist_file
+from bot.allowlist.on_bump import follow_up_bump
+from bot.allowlist.stale_pr import follow_up_main
 from bot.buildkite.wheels import fetch_wheel, wheel_url
 from bot.dashboard.flow import record_allowlist_evidence
 from bot.github.default_branch import default_branch_head
@@ -45,7 +47,7 @@ async def from_build(scope: RepoScope, pipeline: str, number: int, branch: str) 
     default = await default_branch_head(scope.gh, scope.store, scope.repo)
     if not is_bump and branch != default.name:
         return NOT_OURS
-    run = await allowlist_flow.audit_run_from_build(
+    run = await audit_run_from_build(
         scope.buildkite,
         organization,
         pipeline,
@@ -56,9 +58,9 @@ async def from_build(scope: RepoScope, pipeline: str, number: int, branch: str) 
     if run is None:
         return NO_AUDIT_JOB
     if pin is not None and is_bump:
-        outcome = await allowlist_flow.follow_up_bump(scope, pin, run)
+        outcome = await follow_up_bump(scope, pin, run)
     else:
-        outcome = await allowlist_flow.follow_up_main(scope, run, default)
+        outcome = await follow_up_main(scope, run, default)
     evidence = dict.fromkeys(run.evidence.stale, "stale")
     await record_allowlist_evidence(
         scope.store, scope.repo.full_name, scope.config, evidence, now=scope.clock()
@@ -108,8 +110,8 @@ async def audit_default_wheel(scope: RepoScope, session: aiohttp.ClientSession, 
             Kind.WHEEL_AUDIT, scope.repo.full_name, {"commit": base.sha, "error": str(exc)}
         )
         return f"wheel audit of {base.sha[:7]} failed: {exc}"
-    run = allowlist_flow.run_from_wheel(result, base.sha, base.name)
-    outcome = await allowlist_flow.follow_up_main(scope, run, base)
+    run = run_from_wheel(result, base.sha, base.name)
+    outcome = await follow_up_main(scope, run, base)
     evidence = {p.pattern: WHEEL_EVIDENCE[p.decision] for p in result.patterns}
     await record_allowlist_evidence(
         scope.store, scope.repo.full_name, scope.config, evidence, now=scope.clock()

@@ -28,7 +28,7 @@ from bot.github import neutralise
 from bot.github.permissions import permission_level
 from bot.pins.commands import run_pin_command
 from bot.retry import flow as retry_flow
-from bot.retry.flow import Retried, RetryRequest
+from bot.retry.request import Retried, RetryRequest
 from bot.retry.text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
 from bot.service.payload import Payload, each, field, optional, user_login
 from bot.service.scope import RepoScope

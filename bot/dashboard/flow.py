@@ -35,7 +35,7 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot.allowlist.flow import owned
+from bot.allowlist.follow_up import owned
 from bot.config.models import RepoConfig
 from bot.dashboard.text import (
     DASHBOARD_TITLE,
@@ -49,7 +49,7 @@ from bot.dashboard.text import (
     utc_day,
 )
 from bot.github.changes import Repo
-from bot.pins import bump
+from bot.pins.state import Outcome, PinState
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
 
@@ -75,12 +75,12 @@ GONE = (404, 410)  # the remembered issue was deleted or transferred away
 
 # What the bump flow's last outcome says about its PR, when no `pr_state` was recorded.
 PR_STATE_FROM_OUTCOME = {
-    bump.Outcome.CREATED.value: "open",
-    bump.Outcome.UPDATED.value: "open",
-    bump.Outcome.UNCHANGED.value: "open",
-    bump.Outcome.HUMAN_OWNED.value: "open, human commits",
-    bump.Outcome.CLOSED.value: "closed, pin current",
-    bump.Outcome.SKIPPED.value: "closed by a human",
+    Outcome.CREATED.value: "open",
+    Outcome.UPDATED.value: "open",
+    Outcome.UNCHANGED.value: "open",
+    Outcome.HUMAN_OWNED.value: "open, human commits",
+    Outcome.CLOSED.value: "closed, pin current",
+    Outcome.SKIPPED.value: "closed by a human",
 }
 LOG_CREATED = "%s: dashboard issue #%d created"
 LOG_UPDATED = "%s: dashboard issue #%d updated"
@@ -161,13 +161,12 @@ def _pins(
             key.removeprefix(prefix) for key in (*bump_docs, *pin_docs) if key.startswith(prefix)
         }
         paused = {
-            name: (bump_docs.get(prefix + name) or {}).get("last_result")
-            == bump.Outcome.PAUSED.value
+            name: (bump_docs.get(prefix + name) or {}).get("last_result") == Outcome.PAUSED.value
             for name in names
         }
     rows = []
     for name, is_paused in sorted(paused.items()):
-        state = bump.PinState.load(bump_docs.get(prefix + name))
+        state = PinState.load(bump_docs.get(prefix + name))
         snap = pin_docs.get(prefix + name) or {}
         oldest = _number(snap.get("oldest_unrolled_at"))
         rows.append(

@@ -209,8 +209,8 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-# --- what the bump flow records for the dashboard (kept here: bump.py cannot import
-# the dashboard module, which reads bump's own documents) --------------------------
+# --- what the bump flow records for the dashboard (kept here: bot.pins.snapshot cannot
+# import the dashboard module, which reads the bump's own documents) ----------------
 
 
 def pin_snapshot(

@@ -17,6 +17,7 @@ from bot.github import changes
 from bot.github.changes import Repo
 from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.pins.state import Outcome, PinResult, PinState
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key
 
@@ -32,17 +33,17 @@ REPLY_RESUMED = "Resumed `{pin}`: {result}"
 REPLY_NOT_PAUSED = "`{pin}` was not paused. {result}"
 REPLY_SYNCED = "`{pin}`: {result}"
 RESULTS = {
-    bump.Outcome.CREATED: "opened #{pr}: {detail}",
-    bump.Outcome.UPDATED: "updated #{pr}: {detail}",
-    bump.Outcome.UNCHANGED: "#{pr} is already up to date ({detail})",
-    bump.Outcome.CURRENT: "nothing to roll ({detail})",
-    bump.Outcome.CLOSED: "closed #{pr}: {detail}",
+    Outcome.CREATED: "opened #{pr}: {detail}",
+    Outcome.UPDATED: "updated #{pr}: {detail}",
+    Outcome.UNCHANGED: "#{pr} is already up to date ({detail})",
+    Outcome.CURRENT: "nothing to roll ({detail})",
+    Outcome.CLOSED: "closed #{pr}: {detail}",
 }
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
-def describe(result: bump.PinResult) -> str:
+def describe(result: PinResult) -> str:
     template = RESULTS.get(result.outcome, "{outcome}: {detail}")
     return template.format(pr=result.pr, detail=result.detail, outcome=result.outcome.value)
 
@@ -105,7 +106,7 @@ async def _choose_target(ctx: RepoScope, name: str, to: str) -> str | None:
         )
     key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = bump.PinState.load(await ctx.store.get_state(Kind.BUMP, key))
+        state = PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         state.extra["manual"] = {"target": target, "while_head": head}
         await ctx.store.put_state(Kind.BUMP, key, state.dump())
     return None
@@ -118,7 +119,7 @@ async def _recreate(ctx: RepoScope, pull: dict[str, Any] | None) -> str:
         return REPLY_NOT_A_BUMP_PR
     key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = bump.PinState.load(await ctx.store.get_state(Kind.BUMP, key))
+        state = PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         # Adopt the branch as the bot's again (its head is "ours") and forget what
         # it was built for ("" is no upstream commit), so the sync rebuilds it.
         state.head, state.target, state.source = str(pull["head"]["sha"]), "", None
@@ -128,7 +129,7 @@ async def _recreate(ctx: RepoScope, pull: dict[str, Any] | None) -> str:
     return REPLY_SYNCED.format(pin=pin.name, result=describe(await _sync(ctx, pin.name)))
 
 
-async def _sync(ctx: RepoScope, name: str) -> bump.PinResult:
+async def _sync(ctx: RepoScope, name: str) -> PinResult:
     results = await bump.sync_repo(
         ctx.gh,
         ctx.store,

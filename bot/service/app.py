@@ -23,7 +23,8 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
-from bot.buildkite.client import BuildkiteClient, BuildkiteConnection
+from bot.buildkite.client import BuildkiteClient
+from bot.buildkite.transport import BuildkiteConnection
 from bot.github.client import GitHubApp
 from bot.service import startup
 from bot.service.blocking import BlockingRunner
@@ -92,29 +93,7 @@ def create_app(
             raise
         # Said once this process owns its database: the line an operator checks first.
         log.info(startup.summary(settings))
-        timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
-        session = aiohttp.ClientSession(timeout=timeout)
-        github = GitHubApp(
-            session,
-            app_id=settings.app_id,
-            private_key=settings.private_key,
-            base_url=settings.github_api_url,
-            timeout=settings.http_timeout,
-            clock=clock,
-            sleep=sleep,
-        )
-        buildkite = None
-        if settings.buildkite_api_token is not None:
-            buildkite = BuildkiteClient(
-                session,
-                BuildkiteConnection(
-                    api_url=settings.buildkite_api_url,
-                    token=settings.buildkite_api_token,
-                    timeout=settings.http_timeout,
-                ),
-                clock=clock,
-                sleep=sleep,
-            )
+        session, github, buildkite = _clients(settings, clock, sleep)
         services = Services(
             settings, session, store, blocking, github, clock, KeyedLocks(), buildkite
         )
@@ -154,21 +133,53 @@ def create_app(
             await store.close()
             blocking.close()
 
-    async def github_webhook(request: web.Request) -> web.StreamResponse:
-        view: WebView = request.app[GITHUB_VIEW]
-        return await view(request)
-
-    async def buildkite_webhook(request: web.Request) -> web.StreamResponse:
-        view = request.app[BUILDKITE_VIEW]
-        if view is None:
-            return web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
-        return await view(request)
-
     app.cleanup_ctx.append(services_ctx)
     app.router.add_post("/webhooks/github", github_webhook)
     app.router.add_post("/webhooks/buildkite", buildkite_webhook)
     app.router.add_get("/healthz", healthz)
     return app
+
+
+async def github_webhook(request: web.Request) -> web.StreamResponse:
+    view: WebView = request.app[GITHUB_VIEW]
+    return await view(request)
+
+
+async def buildkite_webhook(request: web.Request) -> web.StreamResponse:
+    view = request.app[BUILDKITE_VIEW]
+    if view is None:
+        return web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
+    return await view(request)
+
+
+def _clients(
+    settings: Settings, clock: Callable[[], float], sleep: Callable[[float], Awaitable[None]]
+) -> tuple[aiohttp.ClientSession, GitHubApp, BuildkiteClient | None]:
+    """The one HTTP session of the app and the clients that share it."""
+    timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
+    session = aiohttp.ClientSession(timeout=timeout)
+    github = GitHubApp(
+        session,
+        app_id=settings.app_id,
+        private_key=settings.private_key,
+        base_url=settings.github_api_url,
+        timeout=settings.http_timeout,
+        clock=clock,
+        sleep=sleep,
+    )
+    buildkite = None
+    if settings.buildkite_api_token is not None:
+        buildkite = BuildkiteClient(
+            session,
+            BuildkiteConnection(
+                api_url=settings.buildkite_api_url,
+                token=settings.buildkite_api_token,
+                timeout=settings.http_timeout,
+            ),
+            clock=clock,
+            sleep=sleep,
+        )
+    return session, github, buildkite
 
 
 def _buildkite_view(settings: Settings, inbox: Inbox, clock: Callable[[], float]) -> WebView | None:

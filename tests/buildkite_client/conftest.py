@@ -7,7 +7,8 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.buildkite.client import BuildkiteClient, BuildkiteConnection
+from bot.buildkite.client import BuildkiteClient
+from bot.buildkite.transport import BuildkiteConnection
 
 from ..core.conftest import blocking, store
 from ..github_client.github_fakes import FakeClock, RecordingSleep

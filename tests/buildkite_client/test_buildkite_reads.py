@@ -8,12 +8,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.buildkite.client import (
-    ArtifactTooLarge,
-    BuildkiteClient,
-    BuildkiteConnection,
-    BuildkiteError,
-)
+from bot.buildkite.client import BuildkiteClient
+from bot.buildkite.errors import ArtifactTooLarge, BuildkiteError
+from bot.buildkite.transport import BuildkiteConnection
 
 from .buildkite_fakes import PIPELINE, TOKEN, FakeBuildkite, MakeClient, json_answer, raw_answer
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import pytest
 from multidict import CIMultiDict
 
-from bot.buildkite.client import (
+from bot.buildkite.client import BuildkiteClient
+from bot.buildkite.decisions import (
     UNSPECIFIED_RESET,
-    BuildkiteClient,
-    BuildkiteError,
-    JobNotRetryable,
     encode_query,
     error_message,
     next_link,
     rate_limit_wait,
     retry_delay,
 )
+from bot.buildkite.errors import BuildkiteError, JobNotRetryable
 from bot.service.errors import PermanentError, TransientError, is_transient
 from bot.service.http_policy import RequestPolicy
 

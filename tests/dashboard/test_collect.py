@@ -15,7 +15,7 @@ from bot.dashboard.flow import (
     record_allowlist_evidence,
     render,
 )
-from bot.pins import bump
+from bot.pins.state import PinState
 from bot.store.kinds import Kind, pin_key
 from bot.store.sqlite import SQLiteStore
 
@@ -47,7 +47,7 @@ def config() -> RepoConfig:
     return parse_repo_config(CONFIG)
 
 
-async def put_bump(store: SQLiteStore, repo: str, pin: str, state: bump.PinState) -> None:
+async def put_bump(store: SQLiteStore, repo: str, pin: str, state: PinState) -> None:
     state.extra["updated_at"] = NOW - 60  # as sync_pin records it
     await store.put_state(Kind.BUMP, pin_key(repo, pin), state.dump())
 
@@ -90,7 +90,7 @@ async def test_pins_from_bump_and_snapshot_documents(
         store,
         REPO,
         "flash-attention",
-        bump.PinState(head="c" * 40, target=SHA_HEAD, pr=41, last_result="updated"),
+        PinState(head="c" * 40, target=SHA_HEAD, pr=41, last_result="updated"),
     )
     await store.put_state(
         Kind.DASHBOARD_PIN,
@@ -104,11 +104,9 @@ async def test_pins_from_bump_and_snapshot_documents(
         ),
     )
     failure = "pinned 1111111 is not an ancestor of vllm-project/flash-attention@main"
-    await put_bump(
-        store, REPO, "deepgemm", bump.PinState(last_result="failed", last_failure=failure)
-    )
+    await put_bump(store, REPO, "deepgemm", PinState(last_result="failed", last_failure=failure))
     # The same pin name in another repository must not leak in.
-    await put_bump(store, OTHER, "flash-attention", bump.PinState(pr=999, last_result="created"))
+    await put_bump(store, OTHER, "flash-attention", PinState(pr=999, last_result="created"))
 
     data = await collect(store, REPO, config, now=NOW)
     assert data.pins == (
@@ -132,7 +130,7 @@ async def test_pins_from_bump_and_snapshot_documents(
 async def test_pr_state_falls_back_to_the_last_bump_outcome(
     store: SQLiteStore, config: RepoConfig, outcome: str, shown: str | None
 ) -> None:
-    await put_bump(store, REPO, "flash-attention", bump.PinState(pr=41, last_result=outcome))
+    await put_bump(store, REPO, "flash-attention", PinState(pr=41, last_result=outcome))
     data = await collect(store, REPO, config, now=NOW)
     assert next(p for p in data.pins if p.name == "flash-attention").pr_state == shown
 
@@ -154,13 +152,13 @@ async def test_a_broken_config_shows_its_errors_and_the_last_known_pins(
         parse_repo_config("pins:\n  - name: fa\n")
     # load_config records exactly this document.
     await store.put_state(Kind.CONFIG, REPO, {"error": str(caught.value)})
-    await put_bump(store, REPO, "fa", bump.PinState(pr=3, last_result="paused"))
+    await put_bump(store, REPO, "fa", PinState(pr=3, last_result="paused"))
     await store.put_state(
         Kind.DASHBOARD_PIN,
         pin_key(REPO, "gone"),
         pin_snapshot(pinned=SHA_PINNED, upstream_head=SHA_HEAD, behind=1, oldest_unrolled_at=NOW),
     )
-    await put_bump(store, OTHER, "elsewhere", bump.PinState())
+    await put_bump(store, OTHER, "elsewhere", PinState())
 
     data = await collect(store, REPO, None, now=NOW)
     assert data.config_errors == tuple(str(p) for p in caught.value.problems)

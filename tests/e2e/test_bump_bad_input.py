@@ -8,7 +8,8 @@ import json
 
 import aiohttp
 
-from bot.pins import bump
+from bot.pins.facts import REASON_OTHER_REPOSITORY
+from bot.pins.state import Outcome
 from bot.store.kinds import Kind
 from bot.store.protocol import DeliveryStatus
 from sandbox.harness import Harness
@@ -46,7 +47,7 @@ async def test_pin_the_editor_cannot_parse_is_refused_without_writes(env: Harnes
 
     assert writes(env) == []
     state = await pin_state(env)
-    assert state["last_result"] == bump.Outcome.FAILED
+    assert state["last_result"] == Outcome.FAILED
     assert "is not a form the bot can edit" in str(state["last_failure"])
 
 
@@ -63,7 +64,7 @@ async def test_upstream_force_push_that_orphans_the_pin_is_not_guessed(env: Harn
 
     assert writes(env) == []
     state = await pin_state(env)
-    assert state["last_result"] == bump.Outcome.FAILED
+    assert state["last_result"] == Outcome.FAILED
     assert f"pinned {pinned[:7]} is not an ancestor" in str(state["last_failure"])
 
 
@@ -177,7 +178,7 @@ async def test_paused_pin_is_looked_at_but_never_changed(env: Harness) -> None:
     await env.settle()
 
     assert writes(env) == []
-    assert (await pin_state(env))["last_result"] == bump.Outcome.PAUSED
+    assert (await pin_state(env))["last_result"] == Outcome.PAUSED
     assert bump_pulls(env) == []
 
 
@@ -217,7 +218,7 @@ async def test_a_shallow_pin_is_not_given_a_commit_sha(env: Harness) -> None:
     assert writes(env) == []
     assert bump_pulls(env) == []
     state = await pin_state(env)
-    assert state["last_result"] == bump.Outcome.FAILED
+    assert state["last_result"] == Outcome.FAILED
     assert "GIT_SHALLOW TRUE, which cannot fetch a commit sha" in str(state["last_failure"])
 
 
@@ -234,7 +235,7 @@ async def test_a_pin_of_another_repository_is_not_bumped_from_this_upstream(
 
     assert writes(env) == []
     state = await pin_state(env)
-    assert state["last_failure"] == bump.REASON_OTHER_REPOSITORY.format(
+    assert state["last_failure"] == REASON_OTHER_REPOSITORY.format(
         file=PIN_FILE,
         repository="https://github.com/someone/fork.git",
         upstream=UPSTREAM,
@@ -261,7 +262,7 @@ async def test_upstream_rewritten_under_an_open_bump_pr_is_said_once(env: Harnes
     [comment] = env.sandbox.comments(DOWNSTREAM, int(pull["number"]))
     assert f"`{first[:7]}`, the commit this PR pins, is no longer on" in comment["body"]
     state = await pin_state(env)
-    assert state["last_result"] == bump.Outcome.FAILED
+    assert state["last_result"] == Outcome.FAILED
     assert "no longer has on" in str(state["last_failure"])  # what the dashboard shows
 
     # a human closes it: the next upstream commit gets a fresh bump from the new history

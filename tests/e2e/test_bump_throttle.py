@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.pins.state import Outcome
 from bot.store.kinds import Kind
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE
@@ -50,4 +50,4 @@ async def test_at_most_three_pushes_for_one_upstream_commit(env: Harness) -> Non
     assert len(heads) == 3  # the first push and two rebuilds; the third conflict waits
     state = await env.running.services.store.get_state(Kind.BUMP, f"{DOWNSTREAM}#flash-attention")
     assert state is not None
-    assert state["last_result"] == bump.Outcome.THROTTLED
+    assert state["last_result"] == Outcome.THROTTLED

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot.landing import text as landing_text
-from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.pins.state import Outcome
 from bot.service.reconcile import enqueue_tick
 from bot.store.kinds import Kind, pin_key
 from sandbox.buildkite_state import JobSpec
@@ -365,7 +365,7 @@ async def test_no_new_bump_of_a_pin_during_the_cooldown_after_landing(env: Harne
     assert open_bumps == []
     state = await env.running.services.store.get_state(Kind.BUMP, pin_key(DOWNSTREAM, PIN))
     assert state is not None
-    assert state["last_result"] == bump.Outcome.COOLDOWN
+    assert state["last_result"] == Outcome.COOLDOWN
 
     # ten minutes later (the landing record says so), the next tick rolls again
     store = env.running.services.store

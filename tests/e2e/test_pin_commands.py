@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.github import neutralise
-from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.pins.state import Outcome
 from bot.store.kinds import Kind
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
@@ -56,7 +56,7 @@ async def test_pause_stops_changes_and_resume_catches_up(env: Harness) -> None:
     assert env.sandbox.head(DOWNSTREAM, BRANCH) == head  # paused: nothing changed
     state = await env.running.services.store.get_state(Kind.BUMP, f"{DOWNSTREAM}#flash-attention")
     assert state is not None
-    assert state["last_result"] == bump.Outcome.PAUSED
+    assert state["last_result"] == Outcome.PAUSED
 
     reply = await say(env, number, MAINTAINER, "@bot resume flash-attention")
     assert "Resumed `flash-attention`: updated" in reply

@@ -6,7 +6,8 @@ from typing import Any
 
 import aiohttp
 
-from bot.buildkite.client import BuildkiteClient, BuildkiteConnection
+from bot.buildkite.client import BuildkiteClient
+from bot.buildkite.transport import BuildkiteConnection
 from bot.github import neutralise
 from bot.retry import text as retry_text
 from sandbox.buildkite_state import JobSpec

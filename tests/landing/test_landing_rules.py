@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.landing.flow import blocked_build_is_green, is_blocked
+from bot.landing.checks import blocked_build_is_green, is_blocked
 from bot.landing.rules import (
     MAX_LANDING_ATTEMPTS,
     OwnerRule,

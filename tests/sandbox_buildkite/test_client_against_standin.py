@@ -7,12 +7,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.buildkite.client import (
-    ArtifactTooLarge,
-    BuildkiteClient,
-    BuildkiteConnection,
-    JobNotRetryable,
-)
+from bot.buildkite.client import BuildkiteClient
+from bot.buildkite.errors import ArtifactTooLarge, JobNotRetryable
+from bot.buildkite.transport import BuildkiteConnection
 from sandbox.buildkite_server import BuildkiteSandbox
 from sandbox.buildkite_state import JobSpec
 

@@ -1,0 +1,133 @@
+"""What one pin's sync reads before it decides anything.
+
+``BumpScope`` is the repository's scope plus the default branch head the sync
+works against; ``read_facts`` reads the upstream head, the bump branch's PRs
+and the pinned value (or the reason there is nothing to decide on); the
+compare and commit listings of upstream are read here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import gidgethub
+from gidgethub.abc import GitHubAPI
+
+from bot.config.models import PinConfig
+from bot.edit.cmake_pin import PinError, read_pin
+from bot.github import changes
+from bot.github.changes import BranchHead, Repo
+from bot.pins import text as bump_text
+from bot.pins.state import Outcome, PinResult, PinState
+from bot.service.scope import RepoScope
+
+REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
+REASON_NO_PIN_FILE = "{file} does not exist on {base}"
+REASON_OTHER_REPOSITORY = (
+    "{file} fetches {repository}, not the configured upstream {upstream}; "
+    "the bot will not pin one repository's commit for another"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BumpScope(RepoScope):
+    """A repository's scope plus the default branch head one sync works against."""
+
+    base: BranchHead
+
+
+@dataclass(frozen=True)
+class PinFacts:
+    """What one sync reads before deciding anything."""
+
+    head: str  # upstream branch head
+    pulls: list[dict[str, Any]]  # PRs of the bump branch, newest first
+    text: str  # the pin file on the base
+    pinned: str  # the value pinned there
+
+    @property
+    def open_pr(self) -> dict[str, Any] | None:
+        return next((pr for pr in self.pulls if pr["state"] == "open"), None)
+
+
+async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
+    upstream = Repo.parse(pin.upstream)
+    head, pulls, raw = await asyncio.gather(
+        changes.ref_sha(ctx.gh, upstream, pin.branch),
+        changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
+        changes.read_file(ctx.gh, ctx.repo, pin.file, ctx.base.sha),
+    )
+    if head is None:
+        reason = REASON_NO_UPSTREAM_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
+        return PinResult(pin.name, Outcome.FAILED, reason)
+    if raw is None:
+        reason = REASON_NO_PIN_FILE.format(file=pin.file, base=ctx.base.name)
+        return PinResult(pin.name, Outcome.FAILED, reason)
+    text = raw.decode("utf-8")
+    try:
+        found = await ctx.blocking.run(read_pin, text, pin.dependency, filename=pin.file)
+    except PinError as exc:
+        return PinResult(pin.name, Outcome.FAILED, str(exc))
+    if found.repository is not None and not same_repository(found.repository, pin.upstream):
+        reason = REASON_OTHER_REPOSITORY.format(
+            file=pin.file, repository=found.repository, upstream=pin.upstream
+        )
+        return PinResult(pin.name, Outcome.FAILED, reason)
+    return PinFacts(head, pulls, text, found.value)
+
+
+def same_repository(git_repository: str, upstream: str) -> bool:
+    """Whether a ``GIT_REPOSITORY`` URL names ``owner/name`` (any host, with or without
+    ``.git``); a value the bot cannot read as a URL (a ``${VAR}``) is not contradicted."""
+    value = git_repository.strip()
+    if "${" in value:
+        return True
+    path = value.removesuffix("/").removesuffix(".git")
+    path = path.split(":", 1)[-1] if path.startswith("git@") else path
+    return "/".join(path.split("/")[-2:]).lower() == upstream.lower()
+
+
+def target_of(state: PinState, head: str) -> str:
+    """Upstream's head, unless a maintainer chose a commit (`@bot bump PIN --to SHA`) and
+    upstream has not moved since."""
+    manual = state.extra.get("manual")
+    if isinstance(manual, dict) and manual.get("while_head") == head:
+        return str(manual["target"])
+    state.extra.pop("manual", None)
+    return head
+
+
+async def compare(gh: GitHubAPI, upstream: Repo, base: str, head: str) -> dict[str, Any] | None:
+    """Upstream's compare of ``base...head`` (None: GitHub does not know one of them)."""
+    try:
+        data: dict[str, Any] = await gh.getitem(
+            "/repos/{owner}/{repo}/compare/{basehead}",
+            url_vars=upstream.vars(basehead=f"{base}...{head}"),
+        )
+    except gidgethub.BadRequest as exc:
+        if int(exc.status_code) == 404:
+            return None
+        raise
+    return data
+
+
+async def newest_commits(
+    ctx: BumpScope, upstream: Repo, target: str, comparison: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The commits the PR body lists, oldest first, ending at ``target``.
+
+    GitHub's compare lists at most 250 commits, and the *oldest* ones: past that,
+    the newest are read from the commits list at the target instead (one request,
+    only then).
+    """
+    listed: list[dict[str, Any]] = list(comparison.get("commits") or [])
+    if int(comparison.get("total_commits") or 0) <= len(listed):
+        return listed
+    newest = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/commits{?sha,per_page}",
+        url_vars=upstream.vars(sha=target, per_page=str(bump_text.MAX_LISTED_COMMITS)),
+    )
+    return list(reversed(newest))

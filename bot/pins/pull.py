@@ -1,0 +1,94 @@
+"""The bump PR: opening it (without ever opening two), and closing it when the pin
+needs no bump any more (the bot's PR only; a human's is theirs to close)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gidgethub
+
+from bot.config.models import PinConfig
+from bot.github import changes, effects
+from bot.pins import text as bump_text
+from bot.pins.facts import BumpScope
+from bot.pins.ownership import ownership
+from bot.pins.snapshot import snapshot
+from bot.pins.state import Outcome, PinResult, PinState
+from bot.store.kinds import Kind, pin_key
+
+
+async def open_pull(ctx: BumpScope, branch: str, text: bump_text.BumpText, sha: str) -> int:
+    """Open the bump PR of ``branch`` at ``sha`` and return its number."""
+
+    async def create() -> int:
+        pull = await changes.create_pull(
+            ctx.gh, ctx.repo, title=text.title, body=text.body, head=branch, base=ctx.base.name
+        )
+        return int(pull["number"])
+
+    async def find() -> int | None:
+        # A lost answer may hide a PR GitHub did open: the branch says.
+        return await open_pull_number(ctx, branch, head=sha)
+
+    try:
+        return await effects.look_after_failure(create, find)
+    except gidgethub.BadRequest as exc:
+        # 422: a PR for this head appeared since we listed (a concurrent run or a
+        # delayed listing); update that one rather than failing or duplicating.
+        if int(exc.status_code) != 422:
+            raise
+        number = await open_pull_number(ctx, branch)
+        if number is None:
+            raise
+        await changes.update_pull(ctx.gh, ctx.repo, number, title=text.title, body=text.body)
+        return number
+
+
+async def open_pull_number(ctx: BumpScope, branch: str, *, head: str | None = None) -> int | None:
+    """The open PR of ``branch`` (whose head is ``head``, if given)."""
+    pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
+    found = (
+        int(pr["number"])
+        for pr in pulls
+        if pr["state"] == "open" and head in (None, pr["head"]["sha"])
+    )
+    return next(found, None)
+
+
+async def close_not_needed(
+    ctx: BumpScope,
+    pin: PinConfig,
+    state: PinState,
+    open_pr: Mapping[str, Any] | None,
+    pinned: str,
+    head: str,
+    *,
+    current: bool,
+) -> PinResult:
+    """The pin is at (``current``) or ahead of upstream's head: close the bot's PR, if any."""
+    outcome = Outcome.CURRENT
+    await snapshot(ctx, pin, pinned=pinned, upstream_head=head, behind=0, oldest=None)
+    if open_pr is None:
+        return PinResult(pin.name, outcome, f"pin {pinned[:7]} needs no bump")
+    number = int(open_pr["number"])
+    if await ownership(ctx, pin, state, open_pr) is None and state.head is not None:
+        # A human owns the branch; closing their PR is their call, not ours.
+        return PinResult(pin.name, outcome, "pin current; human-owned PR left open", number)
+    body = bump_text.COMMENT_ALREADY_CURRENT.format(
+        file=pin.file,
+        dependency=pin.dependency,
+        value7=pinned[:7],
+        relation=bump_text.RELATION_CURRENT if current else bump_text.RELATION_AHEAD,
+        upstream=pin.upstream,
+        branch=pin.branch,
+        head7=head[:7],
+    )
+    marker = bump_text.MARKER_ALREADY_CURRENT.format(pin=pin.name)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    state.intent = None
+    # Recorded before the close: a crash after it must not read as a human's close.
+    state.extra["closed_by_bot"] = number
+    await ctx.store.put_state(Kind.BUMP, pin_key(ctx.repo.full_name, pin.name), state.dump())
+    await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
+    return PinResult(pin.name, Outcome.CLOSED, f"pin {pinned[:7]} needs no bump", number)
