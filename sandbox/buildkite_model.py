@@ -106,6 +106,9 @@ class Job:
     retry_type: str | None = None
     parallel_group_index: int | None = None
     parallel_group_total: int | None = None
+    # A step's `retry: manual: allowed: false` (vLLM sets it on some steps): Buildkite
+    # then refuses every manual retry of its jobs.
+    manual_retry_allowed: bool = True
     artifacts: list[Artifact] = field(default_factory=list)
 
     @property

@@ -29,6 +29,7 @@ from sandbox.buildkite_model import (
 
 ALREADY_RETRIED = "This job has already been retried"
 NOT_RETRYABLE = "Only failed, timed out or canceled jobs can be retried"
+MANUAL_RETRY_FORBIDDEN = "This job can't be retried: the step does not allow manual retries"
 DEFAULT_REPOSITORY = "https://github.com/vllm-project/vllm.git"
 
 
@@ -54,6 +55,8 @@ class JobSpec:
     started: bool | None = None
     # One shard of a `parallelism: N` step: (index, N). Shards share the step key.
     parallel: tuple[int, int] | None = None
+    # False: the step says `retry: manual: allowed: false`; a retry is refused.
+    manual_retry_allowed: bool = True
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ class World:
             job.soft_failed, job.signal_reason = spec.soft_failed, spec.signal_reason
             if spec.parallel is not None:
                 job.parallel_group_index, job.parallel_group_total = spec.parallel
+            job.manual_retry_allowed = spec.manual_retry_allowed
             job.run_to(spec.state, spec.exit_status, _as_bytes(spec.log), now, started=spec.started)
             for path, data in spec.artifacts.items():
                 artifact = Artifact(str(uuid.uuid4()), job.id, path, bytes(data))
@@ -200,6 +204,8 @@ class World:
         """Buildkite's single-job retry: a new scheduled job; the old one is marked retried."""
         if job.retried:
             raise RetryRefused(ALREADY_RETRIED)
+        if not job.manual_retry_allowed:
+            raise RetryRefused(MANUAL_RETRY_FORBIDDEN)
         if job.state not in RETRYABLE_STATES:
             raise RetryRefused(NOT_RETRYABLE)
         build = self.build_of(job)
@@ -209,6 +215,7 @@ class World:
         new.parallel_group_index = job.parallel_group_index
         new.parallel_group_total = job.parallel_group_total
         new.retry_type = "manual"
+        new.manual_retry_allowed = job.manual_retry_allowed
         job.retried, job.retried_in_job_id = True, new.id
         outcome = self.outcomes.get(job.id) or self.outcomes.get(job.step_key)
         if outcome is not None:

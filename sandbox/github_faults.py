@@ -8,7 +8,7 @@ as happens when GitHub's front end times out on a write that went through.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,6 +44,20 @@ class Faults(RandomlyFaulty):
         self.random: FaultMix | None = None
         self.injected: list[Fault] = []  # every fault answered, in order
         self.on_crash: Callable[[], None] | None = None
+        # Someone else's action to run just before the next request of an operation is
+        # served: the races a real repository has (a push lands as the merge arrives).
+        self._before: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+
+    def before_next(self, operation: str, action: Callable[[], Awaitable[None]]) -> None:
+        """Run ``action`` right before the next ``operation`` request is served (once)."""
+        self._before.append((operation, action))
+
+    async def run_before(self, operation_id: str) -> None:
+        for index, (operation, action) in enumerate(self._before):
+            if operation == operation_id:
+                del self._before[index]
+                await action()
+                return
 
     def crash_after(self, operation: str, on_crash: Callable[[], None]) -> None:
         """The next ``operation`` is applied, then ``on_crash`` runs (say, SIGKILL the bot)
@@ -95,4 +109,5 @@ class Faults(RandomlyFaulty):
     def clear(self) -> None:
         self.latency = 0.0
         self._pending.clear()
+        self._before.clear()
         self.random = None

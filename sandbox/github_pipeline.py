@@ -152,6 +152,7 @@ class RequestPipeline:
         call, exchange.bucket_key = self._authenticate(
             exchange.request, route, params, exchange.query, exchange.body
         )
+        await self.sb.faults.run_before(route.operation_id)
         fault = self.sb.faults.take(route.operation_id, exchange.method)
         if fault is not None:
             return await self._fault(fault, route, call, exchange.bucket_key), True
