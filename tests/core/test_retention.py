@@ -345,7 +345,9 @@ async def test_the_app_prunes_at_start_and_stops_the_task(
     try:
         task = next(t for t in asyncio.all_tasks() if t.get_name() == "retention")
         for _ in range(500):  # the first prune runs in the background, right away
-            if query(path, "SELECT COUNT(*) FROM deliveries") == [(0,)]:
+            # Deliveries and documents are pruned in separate batches: wait for both.
+            pruned = query(path, "SELECT COUNT(*) FROM deliveries") == [(0,)]
+            if pruned and query(path, "SELECT kind FROM state") == [("bump",)]:
                 break
             await asyncio.sleep(0.01)
     finally:
