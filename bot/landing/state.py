@@ -13,6 +13,7 @@ from gidgethub.abc import GitHubAPI
 from bot.github import changes
 from bot.github.changes import Repo
 from bot.pins import text as bump_text
+from bot.service.outcome import Outcome
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key, pr_key
 from bot.store.protocol import Store
@@ -50,13 +51,7 @@ class LandingOutcome(enum.StrEnum):
     STOPPED = "landing stopped: left to humans"
 
 
-@dataclass(frozen=True)
-class Landing:
-    outcome: LandingOutcome
-    detail: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.outcome}: {self.detail}" if self.detail else str(self.outcome)
+Landing = Outcome[LandingOutcome]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import enum
 from dataclasses import dataclass
 
 from bot.commands.grammar import Command
+from bot.service.outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,4 @@ class RetryFlakyOutcome(enum.StrEnum):
     FORCED = "forced retry"
 
 
-@dataclass(frozen=True)
-class Retried:
-    outcome: RetryFlakyOutcome
-    detail: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.outcome}: {self.detail}" if self.detail else str(self.outcome)
+Retried = Outcome[RetryFlakyOutcome]
