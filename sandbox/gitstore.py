@@ -33,6 +33,7 @@ from sandbox.git_objects import (
     parse_diff,
     parse_ls_tree,
 )
+from sandbox.git_reads import ReadCache
 
 ZERO_SHA = "0" * 40
 EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -93,6 +94,7 @@ class GitStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._reads = ReadCache()
         home = root / ".git-home"
         home.mkdir(parents=True, exist_ok=True)
         # Isolation from the machine's git config: no system file, no global file.
@@ -135,14 +137,16 @@ class GitStore:
         ok_codes: Iterable[int] = (0,),
     ) -> subprocess.CompletedProcess[bytes]:
         """git on ``git_dir`` (any git directory, an import's source too), isolated from
-        the machine's configuration; GitError unless the exit code is in ``ok_codes``."""
-        proc = subprocess.run(
-            ["git", "--git-dir", str(git_dir), *args],
-            input=stdin,
-            capture_output=True,
-            env={**self._env, **(env or {})},
-            check=False,
-        )
+        the machine's configuration; GitError unless the exit code is in ``ok_codes``.
+        Read-only answers about the stand-in's own repositories are kept (``git_reads``)."""
+
+        def git() -> subprocess.CompletedProcess[bytes]:
+            argv = ["git", "--git-dir", str(git_dir), *args]
+            env_all = {**self._env, **(env or {})}
+            return subprocess.run(argv, input=stdin, capture_output=True, env=env_all, check=False)
+
+        own = git_dir.parent.parent == self.root and git_dir.suffix == ".git"
+        proc = self._reads.answer(git_dir, args, stdin, git) if own else git()
         if proc.returncode not in tuple(ok_codes):
             raise GitError(
                 f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr.decode().strip()}"
@@ -154,6 +158,7 @@ class GitStore:
 
     def init(self, full_name: str, default_branch: str) -> None:
         path = self.path(full_name)
+        self._reads.forget(path)  # a repository of that name may have been removed
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             ["git", "init", "--bare", "--quiet", f"--initial-branch={default_branch}", str(path)],

@@ -115,15 +115,10 @@ def _model_at(path: Sequence[str | int]) -> type[BaseModel] | None:
 
 
 def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    if get_origin(annotation) is not None:  # tuple[X, ...], X | None
-        for arg in get_args(annotation):
-            found = _unwrap_model(arg)
-            if found is not None:
-                return found
-        return None
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
+    # The schema wraps a section's model one level deep at most: X | None, tuple[X, ...].
+    candidates = get_args(annotation) if get_origin(annotation) is not None else (annotation,)
+    models = [arg for arg in candidates if isinstance(arg, type) and issubclass(arg, BaseModel)]
+    return models[0] if models else None
 
 
 def _choices_at(loc: tuple[int | str, ...]) -> tuple[object, ...]:

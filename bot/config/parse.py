@@ -183,8 +183,7 @@ def _locate(error: ErrorDetails, where: dict[_FieldPath, _Where]) -> Mark | None
     loc: _FieldPath = tuple(error["loc"])
     if error["type"] == "extra_forbidden" and loc in where:
         return where[loc].key
-    if error["type"] == "missing":
-        loc = loc[:-1]  # point at the mapping that lacks the key
+    # The deepest node the file has: a missing key's error points at the mapping lacking it.
     while loc not in where and loc:
         loc = loc[:-1]
     return where[loc].value if loc in where else None

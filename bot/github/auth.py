@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jwt
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from bot.service.errors import PermanentError
 
@@ -30,6 +33,7 @@ JWT_VALID_FOR_SECONDS = 9 * 60
 # plus the time a request (with its retries) may take after the token is read.
 TOKEN_REFRESH_MARGIN_SECONDS = 5 * 60
 
+NOT_AN_RSA_KEY = "the GitHub App private key must be an RSA key (GitHub makes those), not {kind}"
 TOKEN_RESPONSE_INVALID = "GitHub's installation token answer lacks a token or expiry: {keys}"
 
 
@@ -41,7 +45,17 @@ def make_app_jwt(app_id: str, private_key: str, now: float) -> str:
         "exp": issued + JWT_VALID_FOR_SECONDS,
         "iss": app_id,
     }
-    return jwt.encode(claims, private_key, algorithm="RS256")
+    return jwt.encode(claims, _signing_key(private_key), algorithm="RS256")
+
+
+@functools.cache
+def _signing_key(private_key: str) -> RSAPrivateKey:
+    # Loading an RSA key checks its consistency (~15 ms of CPU): once per key, rather than
+    # on the event loop for every JWT, as PyJWT does when handed the PEM text.
+    key = load_pem_private_key(private_key.encode(), password=None)
+    if not isinstance(key, RSAPrivateKey):
+        raise PermanentError(NOT_AN_RSA_KEY.format(kind=type(key).__name__))
+    return key
 
 
 @dataclass(frozen=True)

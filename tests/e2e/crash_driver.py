@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -43,7 +43,12 @@ def buildkite(path_part: str) -> WriteBoundary:
 
 
 class ServedBot:
-    """The bot as another process, wired to the harness's stand-ins."""
+    """The bot as another process, wired to the harness's stand-ins.
+
+    The process stays up from one ``run`` to the next and is replaced only when a
+    ``crash_on`` kills it: starting one costs ~0.6 s of imports, and the random-kill test
+    would otherwise start 50 of them. ``stop`` (the ``served`` fixture calls it) ends it.
+    """
 
     def __init__(self, env: Harness, workdir: Path) -> None:
         self.env = env
@@ -58,11 +63,18 @@ class ServedBot:
             )
             env.ci.webhook_url = f"http://127.0.0.1:{port}/webhooks/buildkite"
         self.database = Path(self.variables["FOLLOWUP_BOT_DATABASE"])
+        self._process: asyncio.subprocess.Process | None = None
+        self._stack = AsyncExitStack()
 
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        async with serve(self.variables):
-            yield
+    async def _started(self) -> asyncio.subprocess.Process:
+        if self._process is None:
+            self._process = await self._stack.enter_async_context(serve(self.variables))
+        return self._process
+
+    async def stop(self) -> None:
+        """End the bot's process (it may be dead already)."""
+        await self._stack.aclose()
+        self._process = None
 
     async def quiet(self) -> None:
         """Until the bot has nothing left to do and the stand-ins nothing left to say."""
@@ -85,24 +97,25 @@ class ServedBot:
 
     async def run(self, act: Callable[[], Awaitable[T]]) -> T:
         """``act`` with the bot up, then wait for quiet."""
-        async with self.running():
-            result = await act()
-            await self.quiet()
+        await self._started()
+        result = await act()
+        await self.quiet()
         return result
 
     async def crash_on(self, boundary: WriteBoundary, act: Callable[[], Awaitable[T]]) -> T:
         """``act`` with the bot killed right after ``boundary`` is applied; then restart
         it and wait until it has finished its work."""
-        async with serve(self.variables) as doomed:
-            faults = self.env.sandbox.faults if boundary.side == "github" else self.env.ci.faults
-            faults.crash_after(boundary.match, doomed.kill)
-            result = await act()
-            async with asyncio.timeout(QUIET_TIMEOUT):
-                await doomed.wait()
+        doomed = await self._started()
+        faults = self.env.sandbox.faults if boundary.side == "github" else self.env.ci.faults
+        faults.crash_after(boundary.match, doomed.kill)
+        result = await act()
+        async with asyncio.timeout(QUIET_TIMEOUT):
+            await doomed.wait()
+        await self.stop()
         assert faults.injected, f"{boundary} was never written"
-        async with serve(self.variables):
-            await self._redeliver_missed()
-            await self.quiet()
+        await self._started()
+        await self._redeliver_missed()
+        await self.quiet()
         return result
 
     async def _redeliver_missed(self) -> None:

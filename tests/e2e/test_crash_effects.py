@@ -11,6 +11,7 @@ else pushed" notice.
 from __future__ import annotations
 
 import random
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -51,13 +52,29 @@ CREATE_PHASE = ["git/create-blob", "git/create-tree", "git/create-commit", "git/
 PR_PHASE = ["pulls/create"]
 UPDATE_PHASE = ["git/update-ref", "pulls/update"]
 
+Serve = Callable[[Harness], ServedBot]
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Serve]:
+    """Makes the test's served bot; its process ends with the test."""
+    bots: list[ServedBot] = []
+
+    def make(env: Harness) -> ServedBot:
+        bots.append(ServedBot(env, tmp_path))
+        return bots[-1]
+
+    yield make
+    for bot in bots:
+        await bot.stop()
+
 
 @pytest.mark.parametrize("operation", CREATE_PHASE + PR_PHASE + UPDATE_PHASE)
 async def test_killed_between_bump_writes_rolls_forward(
-    env: Harness, tmp_path: Path, operation: str
+    env: Harness, served: Serve, operation: str
 ) -> None:
     seed(env)
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
 
     if operation in UPDATE_PHASE:
         await bot.run(lambda: merge_upstream(env, 1))
@@ -81,12 +98,12 @@ async def test_killed_between_bump_writes_rolls_forward(
     ids=str,
 )
 async def test_killed_between_retry_flaky_writes_rolls_forward(
-    ci_env: Harness, tmp_path: Path, boundary: WriteBoundary
+    ci_env: Harness, served: Serve, boundary: WriteBoundary
 ) -> None:
     env = ci_env
     number, head = seed_pr(env)
     pr_build(env, number, head, INFRA, NEW)
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
 
     async def ask() -> None:
         env.sandbox.comment_as(DOWNSTREAM, number, MAINTAINER, "@bot retry-flaky")
@@ -120,10 +137,10 @@ async def _finish_build(env: Harness, number: int, *jobs: object) -> None:
     await env.ci.flush()
 
 
-async def _landing_bump(env: Harness, tmp_path: Path) -> tuple[ServedBot, int]:
+async def _landing_bump(env: Harness, served: Serve) -> tuple[ServedBot, int]:
     """A served bot and its bump PR, in a repository set up for landing."""
     seed_landing(env, config=CONFIG + LANDING + BUILDKITE)
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
     pull = await _bump_pr(env, bot)
     return bot, int(str(pull["number"]))
 
@@ -133,9 +150,9 @@ async def _approve(env: Harness, number: int) -> None:
     await env.sandbox.flush()
 
 
-async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, tmp_path: Path) -> None:
+async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, served: Serve) -> None:
     env = ci_env
-    bot, number = await _landing_bump(env, tmp_path)
+    bot, number = await _landing_bump(env, served)
 
     await bot.crash_on(github("issues/add-labels"), lambda: _approve(env, number))
     assert labels(env, number) == ["ci-full", "ready"]
@@ -146,9 +163,9 @@ async def test_killed_after_the_labels_of_an_approval(ci_env: Harness, tmp_path:
     assert merges(env) == [200]
 
 
-async def test_killed_right_after_the_merge(ci_env: Harness, tmp_path: Path) -> None:
+async def test_killed_right_after_the_merge(ci_env: Harness, served: Serve) -> None:
     env = ci_env
-    bot, number = await _landing_bump(env, tmp_path)
+    bot, number = await _landing_bump(env, served)
     env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "success", context=CI)
 
     await bot.run(lambda: _approve(env, number))
@@ -158,9 +175,9 @@ async def test_killed_right_after_the_merge(ci_env: Harness, tmp_path: Path) -> 
     assert merges(env) == [502]  # the one merge, whose answer the dead bot never read
 
 
-async def test_killed_right_after_a_landing_retry(ci_env: Harness, tmp_path: Path) -> None:
+async def test_killed_right_after_a_landing_retry(ci_env: Harness, served: Serve) -> None:
     env = ci_env
-    bot, number = await _landing_bump(env, tmp_path)
+    bot, number = await _landing_bump(env, served)
 
     await bot.run(lambda: _approve(env, number))
     await bot.crash_on(buildkite("/retry"), lambda: _finish_build(env, number, LOST_AGENT))
@@ -180,11 +197,11 @@ async def test_killed_right_after_a_landing_retry(ci_env: Harness, tmp_path: Pat
     ids=str,
 )
 async def test_killed_between_allowlist_prune_writes_rolls_forward(
-    ci_env: Harness, tmp_path: Path, boundary: WriteBoundary
+    ci_env: Harness, served: Serve, boundary: WriteBoundary
 ) -> None:
     env = ci_env
     seed_allowlist(env, FA3, DEEP_GEMM)
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
     [pull] = [await _bump_pr(env, bot)]
     number = int(str(pull["number"]))
     bumped = env.sandbox.head(DOWNSTREAM, BRANCH)
@@ -208,14 +225,14 @@ ROUNDS = 40
 UPDATE_WRITES = ["git/create-blob", "git/create-tree", "git/create-commit", *UPDATE_PHASE]
 
 
-async def test_random_kills_over_many_mixed_deliveries(env: Harness, tmp_path: Path) -> None:
+async def test_random_kills_over_many_mixed_deliveries(env: Harness, served: Serve) -> None:
     """Upstream merges and command comments, round after round, with the bot killed after
     a randomly chosen write in a third of the rounds (seeded): every merge ends in one
     push of its target, every comment in one reply."""
     rng = random.Random(8)
     seed(env)
     env.sandbox.set_permission(DOWNSTREAM, MAINTAINER, "maintain")
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
     await bot.run(lambda: merge_upstream(env, 0))
     [pull] = bump_pulls(env)
     number = int(pull["number"])
@@ -247,11 +264,11 @@ async def test_random_kills_over_many_mixed_deliveries(env: Harness, tmp_path: P
     ids=str,
 )
 async def test_killed_between_stale_entries_pr_writes_rolls_forward(
-    ci_env: Harness, tmp_path: Path, boundary: WriteBoundary
+    ci_env: Harness, served: Serve, boundary: WriteBoundary
 ) -> None:
     env = ci_env
     seed_allowlist(env, FA3, DEEP_GEMM)
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
     main = env.sandbox.head(DOWNSTREAM, "main")
 
     await bot.crash_on(
@@ -278,9 +295,9 @@ async def test_killed_between_stale_entries_pr_writes_rolls_forward(
     assert read_allowlist(text).entries == ()
 
 
-async def test_killed_after_the_landing_stop_comment(ci_env: Harness, tmp_path: Path) -> None:
+async def test_killed_after_the_landing_stop_comment(ci_env: Harness, served: Serve) -> None:
     env = ci_env
-    bot, number = await _landing_bump(env, tmp_path)
+    bot, number = await _landing_bump(env, served)
 
     await bot.run(lambda: _approve(env, number))
     await bot.crash_on(github("issues/create-comment"), lambda: _finish_build(env, number, REAL))
@@ -291,10 +308,10 @@ async def test_killed_after_the_landing_stop_comment(ci_env: Harness, tmp_path: 
 
 @pytest.mark.parametrize("operation", ["issues/create-comment", "pulls/update"])
 async def test_killed_while_closing_a_bump_that_is_no_longer_needed(
-    env: Harness, tmp_path: Path, operation: str
+    env: Harness, served: Serve, operation: str
 ) -> None:
     seed(env)
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
     newest = await bot.run(lambda: merge_upstream(env, 1))
     [pull] = bump_pulls(env)
 
@@ -310,19 +327,19 @@ async def test_killed_while_closing_a_bump_that_is_no_longer_needed(
     assert len(env.sandbox.comments(DOWNSTREAM, int(pull["number"]))) == 1
 
 
-async def _auto_merge_bump(env: Harness, tmp_path: Path) -> tuple[ServedBot, int]:
+async def _auto_merge_bump(env: Harness, served: Serve) -> tuple[ServedBot, int]:
     """A served bot and its bump PR in a repository that allows auto-merge, CI pending."""
     seed_landing(env, config=CONFIG + LANDING, auto_merge=True)
     env.sandbox.require_checks(DOWNSTREAM, "main", [CI])
-    bot = ServedBot(env, tmp_path)
+    bot = served(env)
     pull = await _bump_pr(env, bot)
     number = int(str(pull["number"]))
     env.sandbox.set_status(DOWNSTREAM, current(env, number)["head"]["sha"], "pending", context=CI)
     return bot, number
 
 
-async def test_killed_right_after_enabling_auto_merge(env: Harness, tmp_path: Path) -> None:
-    bot, number = await _auto_merge_bump(env, tmp_path)
+async def test_killed_right_after_enabling_auto_merge(env: Harness, served: Serve) -> None:
+    bot, number = await _auto_merge_bump(env, served)
 
     await bot.crash_on(github("graphql"), lambda: _approve(env, number))
 
@@ -335,8 +352,8 @@ async def test_killed_right_after_enabling_auto_merge(env: Harness, tmp_path: Pa
     assert env.sandbox.comments(DOWNSTREAM, number) == []
 
 
-async def test_killed_after_asking_for_re_approval(env: Harness, tmp_path: Path) -> None:
-    bot, number = await _auto_merge_bump(env, tmp_path)
+async def test_killed_after_asking_for_re_approval(env: Harness, served: Serve) -> None:
+    bot, number = await _auto_merge_bump(env, served)
     await bot.run(lambda: _approve(env, number))
 
     await bot.crash_on(github("issues/create-comment"), lambda: merge_upstream(env, 2))

@@ -4,8 +4,11 @@ import asyncio
 
 import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from bot.github.auth import (
+    NOT_AN_RSA_KEY,
     TOKEN_REFRESH_MARGIN_SECONDS,
     InstallationToken,
     InstallationTokens,
@@ -131,3 +134,15 @@ async def test_invalidate_keeps_a_token_that_already_replaced_the_rejected_one(
     assert await tokens.get(1) == "t1-2"
     tokens.invalidate(1)
     assert await tokens.get(1) == "t1-3"
+
+
+def test_an_app_key_that_is_not_rsa_is_refused_with_a_clear_error() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    with pytest.raises(PermanentError) as raised:
+        make_app_jwt(APP_ID, pem, NOW)
+    assert str(raised.value) == NOT_AN_RSA_KEY.format(kind=type(key).__name__)
