@@ -1,4 +1,5 @@
-"""Upstream merged → one bump PR per pin; reconcile ticks heal missed webhooks.
+"""Upstream merged or tagged a release → one bump PR per pin; reconcile ticks heal
+missed webhooks.
 
 Every trigger is just a reason to look: the handler reads current state and
 ``bot.pins.bump`` makes only the writes needed, so redeliveries cost no writes. A
@@ -67,6 +68,31 @@ async def on_push(event: sansio.Event, services: Services) -> None:
             await services.followups.submit(delivery)
 
 
+@router.register("create")
+@handler_id("pins.tag-created")
+async def on_tag_created(event: sansio.Event, services: Services) -> None:
+    tagged = field(event.data, "repository.full_name")
+    if field(event.data, "ref_type") != "tag":
+        return  # a new branch: its first push is what moves branch pins
+    await _sync_tag_pins(event.delivery_id, tagged, services)
+
+
+@router.register("release", action="published")
+@handler_id("pins.release-published")
+async def on_release_published(event: sansio.Event, services: Services) -> None:
+    tagged = field(event.data, "repository.full_name")
+    await _sync_tag_pins(event.delivery_id, tagged, services)
+
+
+async def _sync_tag_pins(delivery_id: str, tagged: str, services: Services) -> None:
+    """Look at the pins following the tags of the repository that made a new one."""
+    for downstream in services.settings.repositories:
+        if downstream.lower() != tagged.lower():  # the downstream's own tags pin nothing
+            select = {"upstream": tagged.lower(), "tags": True}
+            delivery = sync_delivery(delivery_id, downstream, select, services.clock())
+            await services.followups.submit(delivery)
+
+
 @dataclass(frozen=True)
 class Push:
     repository: str  # lower case
@@ -118,8 +144,14 @@ def _selector(select: Mapping[str, Any]) -> bump.PinSelector:
     if name is not None:
         return lambda pin: pin.name == name
     upstream, branch = optional(select, "upstream"), optional(select, "branch")
+    if upstream is not None and optional(select, "tags", bool) is True:
+        return lambda pin: pin.upstream.lower() == upstream.lower() and pin.track == "tags"
     if upstream is not None and branch is not None:
-        return lambda pin: pin.upstream.lower() == upstream.lower() and pin.branch == branch
+        return lambda pin: (
+            pin.upstream.lower() == upstream.lower()
+            and pin.track == "branch"
+            and pin.branch == branch
+        )
     return _every_pin
 
 

@@ -16,8 +16,9 @@ from typing import Any
 from urllib.parse import unquote
 
 # Parameters whose value may contain "/" even when the spec does not mark them
-# with x-multi-segment (compare's "{base}...{head}" are branch names).
-MULTI_SEGMENT_NAMES = frozenset({"ref", "path", "basehead", "base", "head", "branch"})
+# with x-multi-segment (compare's "{base}...{head}" are branch names, a release's
+# "{tag}" a tag name such as "release/v1").
+MULTI_SEGMENT_NAMES = frozenset({"ref", "path", "basehead", "base", "head", "branch", "tag"})
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What git's plumbing prints, as plain records, and the parsers that read it.
 
-Identities, commits, tree entries and file diffs are what ``GitStore`` hands the
-GitHub stand-in; the parsers here turn ``cat-file``, ``ls-tree`` and ``diff-tree``
+Identities, commits, tags, tree entries and file diffs are what ``GitStore`` hands
+the GitHub stand-in; the parsers here turn ``cat-file``, ``ls-tree`` and ``diff-tree``
 output into them. Pure functions of their input: no git process runs here.
 """
 
@@ -33,6 +33,18 @@ class CommitInfo:
     parents: tuple[str, ...]
     author: Identity
     committer: Identity
+    message: str
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    """An annotated tag object: what it names (``object`` of ``type``) and who tagged it."""
+
+    sha: str
+    object: str
+    type: str  # commit | tree | blob | tag
+    tag: str
+    tagger: Identity | None  # git allows a tag without one (very old tags)
     message: str
 
 
@@ -90,6 +102,19 @@ def parse_commit(sha: str, raw: bytes) -> CommitInfo:
     if author is None or committer is None or not tree:
         raise GitError(f"malformed commit object {sha}")
     return CommitInfo(sha, tree, tuple(parents), author, committer, message)
+
+
+def parse_tag(sha: str, raw: bytes) -> TagInfo:
+    """The tag object ``git cat-file tag`` printed."""
+    header, _, message = raw.decode("utf-8", errors="replace").partition("\n\n")
+    fields: dict[str, str] = {}
+    for line in header.splitlines():
+        key, _, value = line.partition(" ")
+        fields.setdefault(key, value)
+    if not {"object", "type", "tag"} <= fields.keys():
+        raise GitError(f"malformed tag object {sha}")
+    tagger = _parse_identity(fields["tagger"]) if "tagger" in fields else None
+    return TagInfo(sha, fields["object"], fields["type"], fields["tag"], tagger, message)
 
 
 def parse_commit_batch(shas: Sequence[str], out: bytes) -> list[CommitInfo]:

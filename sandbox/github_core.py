@@ -3,11 +3,12 @@
 ``GitHubCore`` holds the records (repositories in git, accounts, issues and pulls,
 installations, the request and webhook logs) and the rules every change goes by,
 whether it comes over the API or from a test's setup call: a moved ref emits its
-``push`` and moves the pulls that follow the branch, a passing status or check run
-completes an auto-merge, and every event becomes the webhook GitHub would send.
+``push`` (a new or deleted tag its ``create`` or ``delete`` first) and moves the pulls
+that follow the branch, a passing status or check run completes an auto-merge, and
+every event becomes the webhook GitHub would send.
 
-The setup calls tests make are ``github_setup_repos`` and ``github_setup_activity``;
-serving HTTP is ``github_server`` (with ``github_pipeline``).
+The setup calls tests make are ``github_setup_repos``, ``github_setup_activity`` and
+``github_setup_tags``; serving HTTP is ``github_server`` (with ``github_pipeline``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from sandbox.git_objects import Identity
+from sandbox.git_tags import TAGS
 from sandbox.github_auth import AppAuth
 from sandbox.github_check_runs import CheckRunOps
 from sandbox.github_checks import CheckOps
@@ -38,6 +40,7 @@ from sandbox.github_state import (
     Repo,
     User,
 )
+from sandbox.github_tag_push import tag_push
 from sandbox.github_webhooks import RecordedDelivery, WebhookSender
 from sandbox.gitstore import EMPTY_TREE_SHA, ZERO_SHA, GitStore
 
@@ -179,18 +182,33 @@ class GitHubCore:
             pushed.append(PushedCommit(info, files))
         return pushed, forced
 
+    def ref_push(
+        self, full_name: str, ref: str, before: str, after: str
+    ) -> tuple[list[PushedCommit], bool, PushedCommit | None]:
+        """``push_details`` of any ref, and the head commit when it is not the last listed
+        (a tag's: see ``github_tag_push``)."""
+        if ref.startswith(TAGS):
+            pushed = tag_push(self.store, full_name, before, after)
+            return pushed.commits, pushed.forced, pushed.head
+        commits, forced = self.push_details(full_name, before, after)
+        return commits, forced, None
+
     def _ref_changed_sync(
         self, repo: Repo, ref: str, before: str, after: str, sender: User
     ) -> None:
-        commits, forced = self.push_details(repo.full_name, before, after)
-        pending = self.publish_ref_change(repo, ref, before, after, commits, forced, sender)
+        commits, forced, head = self.ref_push(repo.full_name, ref, before, after)
+        pending = self.publish_ref_change(
+            repo, ref, before, after, commits, forced, sender, head_commit=head
+        )
         self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
 
     async def ref_changed(
         self, repo: Repo, ref: str, before: str, after: str, sender: User
     ) -> None:
-        commits, forced = await self.git(self.push_details, repo.full_name, before, after)
-        pending = self.publish_ref_change(repo, ref, before, after, commits, forced, sender)
+        commits, forced, head = await self.git(self.ref_push, repo.full_name, ref, before, after)
+        pending = self.publish_ref_change(
+            repo, ref, before, after, commits, forced, sender, head_commit=head
+        )
         await self.emit_pull_events_async(repo, pending)
 
     def _stats_for(self, repo: Repo, pending: list[PullEvent]) -> list[PullStats]:
@@ -220,10 +238,16 @@ class GitHubCore:
         commits: list[PushedCommit],
         forced: bool,
         sender: User,
+        *,
+        head_commit: PushedCommit | None = None,
     ) -> list[PullEvent]:
-        """Emit the ``push``; move pulls along; return the pull webhooks still to build."""
+        """Emit the ``push`` (after a tag's ``create`` or ``delete``); move pulls along;
+        return the pull webhooks still to build."""
         repo.pushed_at = self.clock()
-        if ref.startswith(("refs/heads/", "refs/tags/")):
+        if ref.startswith(TAGS) and ZERO_SHA in (before, after):
+            event = "create" if before == ZERO_SHA else "delete"
+            self.emit(event, self.events.ref_event(event, repo, ref, sender), repo)
+        if ref.startswith(("refs/heads/", TAGS)):
             payload = self.events.push(
                 repo,
                 ref=ref,
@@ -232,6 +256,7 @@ class GitHubCore:
                 commits=commits,
                 forced=forced,
                 sender=sender,
+                head_commit=head_commit,
             )
             self.emit("push", payload, repo)
         if ref.startswith("refs/heads/"):

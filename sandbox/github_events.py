@@ -100,17 +100,25 @@ class EventBuilder:
         commits: Sequence[PushedCommit],
         forced: bool,
         sender: User,
+        head_commit: PushedCommit | None = None,
     ) -> JSON:
+        """``head_commit``: the commit the ref now leads to when it is not the last one
+        listed (a tag's: its push lists no commit, and an annotated tag's ``after`` is the
+        tag object); None means the last listed commit if it is ``after``."""
         example = load_webhook_example("push.branch")
         template = example["head_commit"] or (example["commits"] or [None])[0]
         listed = [self._push_commit(template, repo, c) for c in commits[-PUSH_COMMITS_CAP:]]
         head = None
-        if after != ZERO_SHA:
+        if head_commit is not None:
+            head = self._push_commit(template, repo, head_commit)
+        elif after != ZERO_SHA:
             head = listed[-1] if listed and listed[-1]["id"] == after else None
         short = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
+        # A new ref compares by name; a moved or deleted one from its old sha (GitHub's
+        # tag deletion: ".../compare/6113728f27ae...000000000000").
         compare = (
             f"{self.json.html}/{repo.full_name}/compare/{before[:12]}...{after[:12]}"
-            if before != ZERO_SHA and after != ZERO_SHA
+            if before != ZERO_SHA
             else f"{self.json.html}/{repo.full_name}/compare/{short}"
         )
         example.update(
@@ -128,6 +136,27 @@ class EventBuilder:
                 "pusher": {"name": sender.login, "email": None},
             }
         )
+        return self._envelope(example, repo, sender)
+
+    def ref_event(self, event: str, repo: Repo, ref: str, sender: User) -> JSON:
+        """``create`` or ``delete`` of a branch or tag (``ref`` in full): its short name and
+        type; ``create`` also names the default branch and the repository's description."""
+        example = load_webhook_example(f"{event}.tag")
+        is_tag = ref.startswith("refs/tags/")
+        example["ref"] = ref.removeprefix("refs/tags/" if is_tag else "refs/heads/")
+        example["ref_type"] = "tag" if is_tag else "branch"
+        # Pushes and API calls alike: GitHub says "deploy_key" only for a deploy key's push.
+        example["pusher_type"] = "user"
+        if event == "create":
+            example["master_branch"] = repo.default_branch
+            example["description"] = None  # the stand-in's repositories have none
+        return self._envelope(example, repo, sender)
+
+    def release(self, action: str, repo: Repo, release: JSON, sender: User) -> JSON:
+        """``created``, ``published``, ``released`` or ``prereleased``: the REST release."""
+        example = load_webhook_example(f"release.{action}")
+        example["action"] = action
+        example["release"] = overlay(example["release"], release)
         return self._envelope(example, repo, sender)
 
     def pull_request(

@@ -3,8 +3,8 @@
 Pure functions of their inputs; the shapes follow GitHub's OpenAPI schemas, which
 the server checks on every response. ``GitHubJson`` is the whole set: issues, pull
 requests, labels, comments, reviews, commit statuses and check runs here, on top of
-the git-data shapes (``github_json_git``) and the account, repository and App
-shapes (``github_json_base``).
+the tag and release shapes (``github_json_tags``), the git-data shapes
+(``github_json_git``) and the account, repository and App shapes (``github_json_base``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sandbox.github_check_runs import pulls_at, suite_state
 from sandbox.github_json_base import JSON, iso, node_id
-from sandbox.github_json_git import GitDataJson
+from sandbox.github_json_tags import TagJson
 from sandbox.github_state import (
     AutoMerge,
     CheckRun,
@@ -40,7 +40,7 @@ class PullStats:
     changed_files: int
 
 
-class GitHubJson(GitDataJson):
+class GitHubJson(TagJson):
     """Every JSON shape the GitHub stand-in sends, REST answers and webhook parts alike."""
 
     # -- issues and pulls -------------------------------------------------------------------

@@ -7,8 +7,9 @@ every ref change, pull request and comment emits the webhook GitHub would send.
 
 ``GitHubSandbox`` puts the parts together: the state and its rules
 (``github_core``), the setup calls tests make (``github_setup_repos``,
-``github_setup_activity``), the REST routes (``github_routes_*``) served through
-``github_pipeline``, and GraphQL (``github_graphql``).
+``github_setup_activity``, ``github_setup_tags``), the REST routes
+(``github_routes_*``) served through ``github_pipeline``, and GraphQL
+(``github_graphql``).
 """
 
 from __future__ import annotations
@@ -27,18 +28,20 @@ from sandbox import (
     github_routes_issues,
     github_routes_pulls,
     github_routes_repos,
+    github_routes_tags,
 )
 from sandbox.github_graphql import GraphQLEndpoint
 from sandbox.github_http import Router
 from sandbox.github_pipeline import RequestPipeline
 from sandbox.github_setup_activity import ActivitySetup
 from sandbox.github_setup_repos import RepoSetup
+from sandbox.github_setup_tags import TagSetup
 
 if TYPE_CHECKING:
     from sandbox.contract import Contract
 
 
-class GitHubSandbox(RepoSetup, ActivitySetup):
+class GitHubSandbox(RepoSetup, ActivitySetup, TagSetup):
     def __init__(
         self,
         root: Path,
@@ -70,6 +73,7 @@ class GitHubSandbox(RepoSetup, ActivitySetup):
             github_routes_pulls,
             github_routes_issues,
             github_routes_checks,
+            github_routes_tags,
         ):
             routes.register(self.router, self)
         self.pipeline = RequestPipeline(self, self.router)

@@ -6,6 +6,7 @@ event loop, so no locks are needed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # What an installation of the App may do (GitHub's app permissions, as the README
@@ -156,6 +157,29 @@ class PullInfo:
 
 
 @dataclass
+class Release:
+    """A release: GitHub's record about a tag, kept by tag name (the tag may move)."""
+
+    id: int
+    tag_name: str
+    target_commitish: str  # the default branch unless given: unused once the tag exists
+    name: str | None
+    body: str
+    draft: bool
+    prerelease: bool
+    author: User
+    created_at: float
+    published_at: float | None  # None while a draft
+    updated_at: float
+
+
+def newest_first(releases: Iterable[Release]) -> list[Release]:
+    """Releases as GitHub lists them: by ``created_at``, newest first (the later id first
+    when two were created in the same second)."""
+    return sorted(releases, key=lambda r: (r.created_at, r.id), reverse=True)
+
+
+@dataclass
 class Issue:
     number: int
     id: int
@@ -194,6 +218,8 @@ class Repo:
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     # Check suite ids by (App id, head sha).
     check_suites: dict[tuple[int, str], int] = field(default_factory=dict)
+    # Releases by id, oldest first (ids only grow).
+    releases: dict[int, Release] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

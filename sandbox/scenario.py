@@ -10,6 +10,7 @@ replay a situation of their own through the real bot::
         w.person("alice", "write")
         await w.start()
         new = await w.merge_upstream("hopper/api.cpp", "// stable ABI\\n", "Migrate (#165)")
+        await w.release(await w.tag("v2.0", annotated=True), name="2.0")
         await w.settle()  # raises HandlerFailures if a handler failed
         [pull] = w.bump_pulls()
         await w.build(pull, [w.job("torch-stable-abi-audit", log=[stale_line(FA3_ENTRY)])])
@@ -138,6 +139,51 @@ class World:
     async def merge_upstream(self, path: str, content: str, subject: str) -> str:
         """A change lands on the upstream's default branch (its ``push`` is delivered)."""
         return await self.github.push_commit(self.upstream_name, {path: content}, subject)
+
+    async def tag(
+        self,
+        name: str,
+        *,
+        sha: str | None = None,
+        repo: str | None = None,
+        annotated: bool = False,
+        message: str = "",
+    ) -> str:
+        """Tag ``sha`` (the default branch's head unless given) of the upstream (or
+        ``repo``) and deliver its ``create`` and ``push``; returns what the tag ref names
+        (the tag object when ``annotated``). Moving or deleting one: ``w.github``'s
+        ``move_tag`` and ``delete_tag``."""
+        full_name = repo or self.upstream_name
+        branch = self.github.repo(full_name).default_branch
+        target = sha or self.github.head(full_name, branch)
+        found = self.github.create_tag(
+            full_name, name, target, annotated=annotated, message=message
+        )
+        await self.github.flush()
+        return found
+
+    async def release(
+        self,
+        tag: str,
+        *,
+        repo: str | None = None,
+        name: str | None = None,
+        body: str = "",
+        prerelease: bool = False,
+        draft: bool = False,
+    ) -> dict[str, Any]:
+        """A release on the upstream's (or ``repo``'s) existing ``tag``, its ``release``
+        webhooks delivered; returns it as the REST API shows it."""
+        made = self.github.create_release(
+            repo or self.upstream_name,
+            tag,
+            name=name,
+            body=body,
+            prerelease=prerelease,
+            draft=draft,
+        )
+        await self.github.flush()
+        return made
 
     # -- the bot ------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The ``followup-bot`` command: serve, demo, check-config, plan, report, audit, deliveries."""
+"""The ``followup-bot`` command: serve, demo, check-config, discover, plan, report, audit,
+deliveries."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ DATABASE_VARIABLE = "FOLLOWUP_BOT_DATABASE"
 DEFAULT_DATABASE = "followup-bot.sqlite3"
 REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
 DEFAULT_LIST_LIMIT = 50
+MSG_FILE_NEEDS_DEPENDENCY = "followup-bot plan bump: --file needs --dependency"
 
 
 def _database_option(parser: argparse.ArgumentParser) -> None:
@@ -68,16 +70,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--keep", type=Path, help="keep the demo's repositories in this directory")
 
-    check = commands.add_parser("check-config", help="validate a .github/followup-bot.yml file")
-    check.add_argument("path", type=Path)
+    _config_commands(commands)
 
     plan = commands.add_parser("plan", help="local dry runs of the bot's file edits")
     plans = plan.add_subparsers(dest="plan", required=True, metavar="PLAN")
     bump = plans.add_parser("bump", help="edit one FetchContent pin in a local checkout")
     bump.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
-    bump.add_argument("--file", required=True, help="the CMake file, relative to --repo")
-    bump.add_argument("--dependency", required=True, help="the FetchContent_Declare name")
-    bump.add_argument("--to", required=True, help="the new GIT_TAG value (a commit sha)")
+    which = bump.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--pin", help="a pin of the checkout's .github/followup-bot.yml: its file and also: files"
+    )
+    which.add_argument("--file", help="the CMake file, relative to --repo (with --dependency)")
+    bump.add_argument("--dependency", help="the FetchContent_Declare name (with --file)")
+    bump.add_argument("--to", required=True, help="the new value (a commit sha or a tag)")
     bump.add_argument(
         "--write", action="store_true", help="apply the edit (default: print the diff)"
     )
@@ -141,6 +146,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """check-config and discover: writing the config, checking it against a checkout."""
+    check = commands.add_parser("check-config", help="validate a .github/followup-bot.yml file")
+    check.add_argument("path", type=Path)
+    check.add_argument(
+        "--repo", type=Path, help="also check the configured pins in this checkout's files"
+    )
+    discover = commands.add_parser(
+        "discover", help="list a checkout's FetchContent pins and propose their config"
+    )
+    discover.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    discover.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
+
 def _demo(keep: Path | None) -> int:
     # The stand-ins are a distribution of their own: the runtime image has no use for them.
     try:
@@ -158,9 +177,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return _demo(args.keep)
     if args.command == "check-config":
-        from bot.config.check import check_config
+        from bot.cli.check_checkout import check_config_command
 
-        return check_config(args.path, sys.stdout, sys.stderr)
+        return check_config_command(args.path, args.repo, sys.stdout, sys.stderr)
+    if args.command == "discover":
+        from bot.cli.discover import discover_command
+
+        return discover_command(args.repo, as_json=args.json, out=sys.stdout, err=sys.stderr)
     if args.command == "deliveries":
         from bot.cli.deliveries import deliveries_command
 
@@ -180,6 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             out=sys.stdout,
             err=sys.stderr,
         )
+    return _plan(args)
+
+
+def _plan(args: argparse.Namespace) -> int:
     if args.plan == "prune":
         from bot.cli.plan_prune import plan_prune
 
@@ -193,8 +220,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             out=sys.stdout,
             err=sys.stderr,
         )
-    from bot.cli.plan_bump import plan_bump
+    from bot.cli.plan_bump import plan_bump, plan_pin_bump
 
+    if args.pin is not None:
+        return plan_pin_bump(
+            args.repo, args.pin, args.to, write=args.write, out=sys.stdout, err=sys.stderr
+        )
+    if args.dependency is None:
+        print(MSG_FILE_NEEDS_DEPENDENCY, file=sys.stderr)
+        return EXIT_USAGE
     return plan_bump(
         args.repo,
         args.file,

@@ -137,13 +137,15 @@ COMMAND_SPECS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         name=BUMP,
-        usage="@{handle} bump PIN [--to SHA]",
+        usage="@{handle} bump PIN [--to SHA|TAG]",
         summary=(
-            "Rolls PIN now to the head of its upstream branch, or to the chosen upstream "
-            "commit (until upstream moves again)."
+            "Rolls PIN now to the head of its upstream branch (or newest release tag), or "
+            "to the chosen upstream commit or tag (until upstream moves again)."
         ),
         permission=Permission.WRITE,
-        options=(OptionSpec("to", True, "the upstream commit to roll to", "SHA"),),
+        options=(
+            OptionSpec("to", True, "the upstream commit (or, for a tag pin, tag)", "SHA|TAG"),
+        ),
         max_args=1,
         min_args=1,
     ),

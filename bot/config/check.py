@@ -1,12 +1,24 @@
-"""``followup-bot check-config PATH``: validate a config file before committing it."""
+"""``followup-bot check-config PATH [--repo DIR]``: validate a config file before committing it.
+
+The checkout check (``--repo``) is passed in as a function: the config package reads
+nothing of the bot outside itself, and the CLI knows where the pin editor lives.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from bot.config.errors import ConfigError
-from bot.config.messages import MSG_CANNOT_READ, MSG_CHECK_FAILED, MSG_CHECK_OK, plural
+from bot.config.messages import (
+    MSG_CANNOT_READ,
+    MSG_CHECK_FAILED,
+    MSG_CHECK_OK,
+    MSG_CHECKOUT_FAILED,
+    MSG_CHECKOUT_OK,
+    plural,
+)
 from bot.config.models import RepoConfig
 from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config_bytes
 
@@ -37,8 +49,17 @@ def _load(path: Path) -> RepoConfig:
     return parse_repo_config_bytes(data, filename=str(path))
 
 
-def check_config(path: Path, out: TextIO, err: TextIO) -> int:
-    """``followup-bot check-config PATH``: 0 valid, 1 invalid, 2 unreadable."""
+# The configured pins checked against a checkout: one problem line each.
+CheckoutCheck = Callable[[RepoConfig], Sequence[str]]
+
+
+def check_config(
+    path: Path, out: TextIO, err: TextIO, *, checkout: CheckoutCheck | None = None
+) -> int:
+    """``followup-bot check-config PATH``: 0 valid, 1 invalid, 2 unreadable.
+
+    With ``checkout``, a valid config's pins are checked too: 1 on any problem.
+    """
     try:
         config = _load(path)
     except OSError as exc:
@@ -53,4 +74,17 @@ def check_config(path: Path, out: TextIO, err: TextIO) -> int:
         )
         return 1
     print(MSG_CHECK_OK.format(summary=summarize(config)), file=out)
+    if checkout is None:
+        return 0
+    return _check_checkout(config, checkout, out, err)
+
+
+def _check_checkout(config: RepoConfig, checkout: CheckoutCheck, out: TextIO, err: TextIO) -> int:
+    problems = checkout(config)
+    for problem in problems:
+        print(problem, file=err)
+    if problems:
+        print(MSG_CHECKOUT_FAILED.format(problems=plural(len(problems), "problem")), file=err)
+        return 1
+    print(MSG_CHECKOUT_OK.format(pins=plural(len(config.pins), "pin")), file=out)
     return 0

@@ -63,6 +63,17 @@ MSG_LABEL_TOO_LONG = "label {value!r} is longer than {limit} characters"
 MSG_OUT_OF_RANGE = "{value} is outside {low}..{high}"
 MSG_BAD_REGEX = "invalid regular expression {value!r}: {reason}"
 MSG_BAD_URL = "expected an http(s) URL, got {value!r}"
+MSG_BAD_COMPANION_VARIABLE = (
+    "invalid variable {value!r}: a name (letters, digits, '_'), or for YAML a key path "
+    "of such names joined by '.'"
+)
+MSG_PATTERN_GROUPS = "the pattern must have exactly one group (the value), it has {count}"
+MSG_COMPANION_ONE_OF = "give exactly one of variable and pattern"
+MSG_COMPANION_FORMAT_UNKNOWN = (
+    "cannot tell the format of {file} from its name: add format (shell, cmake, python or yaml)"
+)
+MSG_COMPANION_FORMAT_WITH_PATTERN = "format is for variable; a pattern reads any file"
+MSG_COMPANION_KEY_PATH = "a key path ('a.b') is for YAML files; {format} names a variable"
 MSG_URL_NO_COMMIT = "the URL template must contain {{commit}}, got {value!r}"
 
 # Rules across items and sections
@@ -74,12 +85,15 @@ MSG_ALLOWLIST_NEEDS_EVIDENCE = (
     "allowlist needs a buildkite section (its evidence is the audit job's log) "
     "or allowlist.wheel_url (the bot audits the wheel itself)"
 )
+MSG_COMPANION_IS_PIN_FILE = "{file} is the pin's own file; list other files under also"
 MSG_DUPLICATE_DEPENDENCY = "pins[{index}] already follows {dependency!r} in {file}"
 
 # followup-bot check-config
 MSG_CHECK_OK = "ok: {summary}"
 MSG_CHECK_FAILED = "{problems} in {file}"
 MSG_CANNOT_READ = "error: cannot read {file}: {reason}"
+MSG_CHECKOUT_OK = "ok: {pins} found as configured in the checkout"
+MSG_CHECKOUT_FAILED = "{problems} in the checkout"
 
 
 def plural(count: int, noun: str) -> str:

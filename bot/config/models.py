@@ -6,14 +6,24 @@ them. Sequences are tuples, so a config is immutable and hashable all the way do
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
+from bot.config.messages import (
+    MSG_COMPANION_FORMAT_UNKNOWN,
+    MSG_COMPANION_FORMAT_WITH_PATTERN,
+    MSG_COMPANION_KEY_PATH,
+    MSG_COMPANION_ONE_OF,
+)
 from bot.config.types import (
     BlockedBuilds,
     Branch,
     CheckName,
+    CompanionFormat,
+    CompanionVariable,
     Dependency,
     Glob,
     Handle,
@@ -25,17 +35,20 @@ from bot.config.types import (
     Minutes,
     PathGlob,
     PinName,
+    PinTrack,
     Regex,
     RepoPath,
     Slug,
     SmallCount,
     Upstream,
+    ValuePattern,
     WheelUrl,
     Word,
 )
 
 DEFAULT_HANDLE = "bot"
 DEFAULT_BRANCH = "main"
+DEFAULT_TAGS = "v*"
 DEFAULT_ALLOWLIST_FILE = ".buildkite/check-torch-abi.py"
 DEFAULT_ALLOWLIST_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 DEFAULT_AUDIT_STEP = "torch-stable-abi-audit"
@@ -60,14 +73,68 @@ class _Section(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
+# A companion's format from its file name, when the config leaves it out.
+_FORMAT_BY_SUFFIX: dict[str, CompanionFormat] = {
+    ".sh": "shell",
+    ".bash": "shell",
+    ".env": "shell",
+    ".cmake": "cmake",
+    ".py": "python",
+    ".yml": "yaml",
+    ".yaml": "yaml",
+}
+
+
+def companion_format(file: str) -> CompanionFormat | None:
+    """The format a companion file's name says (``CMakeLists.txt`` is CMake)."""
+    path = PurePosixPath(file)
+    return "cmake" if path.name == "CMakeLists.txt" else _FORMAT_BY_SUFFIX.get(path.suffix)
+
+
+class CompanionConfig(_Section):
+    """Another file that holds the pin's value and changes in the same commit: a
+    ``variable`` (shell ``NAME="v"``, CMake ``set(NAME v)``, Python ``NAME = "v"``, a YAML
+    key path ``a.b``) or a ``pattern`` (a regular expression whose one group is the value)."""
+
+    file: RepoPath
+    variable: CompanionVariable | None = None
+    pattern: ValuePattern | None = None
+    format: CompanionFormat | None = None  # for variable; from the file name if left out
+
+    @model_validator(mode="after")
+    def _one_way_to_find_the_value(self) -> CompanionConfig:
+        if (self.variable is None) == (self.pattern is None):
+            raise PydanticCustomError("companion", MSG_COMPANION_ONE_OF)
+        if self.pattern is not None:
+            if self.format is not None:
+                raise PydanticCustomError("companion", MSG_COMPANION_FORMAT_WITH_PATTERN)
+            return self
+        found = self.resolved_format
+        if found is None:
+            message = MSG_COMPANION_FORMAT_UNKNOWN.format(file=self.file)
+            raise PydanticCustomError("companion", message)
+        if found != "yaml" and "." in (self.variable or ""):
+            raise PydanticCustomError("companion", MSG_COMPANION_KEY_PATH.format(format=found))
+        return self
+
+    @property
+    def resolved_format(self) -> CompanionFormat | None:
+        return self.format or companion_format(self.file)
+
+
 class PinConfig(_Section):
-    """One upstream commit pinned in a CMake ``FetchContent_Declare`` block."""
+    """One upstream pinned in a CMake ``FetchContent_Declare`` block: a commit of a branch
+    (``track: branch``) or a release tag (``track: tags``)."""
 
     name: PinName  # used in the branch name followup-bot/bump/<name>
     upstream: Upstream  # owner/repo
-    branch: Branch = DEFAULT_BRANCH
+    track: PinTrack = "branch"
+    branch: Branch = DEFAULT_BRANCH  # followed by track: branch
+    tags: Glob = DEFAULT_TAGS  # track: tags follows the newest version among these
+    prereleases: bool = False  # track: tags takes -rc, .dev, -alpha... tags too
     file: RepoPath  # repo-relative path of the CMake file
     dependency: Dependency  # the FetchContent_Declare name
+    also: tuple[CompanionConfig, ...] = ()  # other files holding the same value
     owns: tuple[PathGlob, ...] = ()  # allowlist globs this upstream provides
     paused: bool = False  # reconciled and reported, but never changed
 
@@ -153,5 +220,7 @@ class RepoConfig(_Section):
         """Pins tracking ``branch`` of ``upstream`` (GitHub names are case-insensitive)."""
         wanted = upstream.casefold()
         return tuple(
-            pin for pin in self.pins if pin.upstream.casefold() == wanted and pin.branch == branch
+            pin
+            for pin in self.pins
+            if pin.upstream.casefold() == wanted and pin.track == "branch" and pin.branch == branch
         )

@@ -34,6 +34,7 @@ from bot.config.errors import ConfigError, ConfigProblem, describe, message_for,
 from bot.config.messages import (
     MSG_ALLOWLIST_NEEDS_EVIDENCE,
     MSG_BAD_SCALAR,
+    MSG_COMPANION_IS_PIN_FILE,
     MSG_DUPLICATE_DEPENDENCY,
     MSG_DUPLICATE_KEY,
     MSG_DUPLICATE_PIN,
@@ -210,6 +211,11 @@ def _pin_problems(config: RepoConfig, builder: _DataBuilder) -> Iterator[ConfigP
             path: _FieldPath = ("pins", index, "name")
             message = MSG_DUPLICATE_PIN.format(name=pin.name, index=first)
             yield problem_at(builder.filename, builder.where[path].value, path, message)
+        for number, companion in enumerate(pin.also):
+            if companion.file == pin.file:
+                path = ("pins", index, "also", number, "file")
+                message = MSG_COMPANION_IS_PIN_FILE.format(file=pin.file)
+                yield problem_at(builder.filename, builder.where[path].value, path, message)
         first = dependencies.setdefault((pin.file, pin.dependency), index)
         if first != index:
             path = ("pins", index, "dependency")

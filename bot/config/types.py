@@ -19,6 +19,7 @@ from bot.config.messages import (
     MAX_PATH_LENGTH,
     MSG_ABSOLUTE_PATH,
     MSG_BAD_BRANCH,
+    MSG_BAD_COMPANION_VARIABLE,
     MSG_BAD_DEPENDENCY,
     MSG_BAD_HANDLE,
     MSG_BAD_IDENTIFIER,
@@ -35,6 +36,7 @@ from bot.config.messages import (
     MSG_PATH_CHARACTER,
     MSG_PATH_NOT_NORMAL,
     MSG_PATH_TOO_LONG,
+    MSG_PATTERN_GROUPS,
     MSG_PIN_NAME_NOT_A_REF,
     MSG_URL_NO_COMMIT,
     PATH_GLOB_RULE,
@@ -43,6 +45,8 @@ from bot.config.messages import (
 
 MergeMethod: TypeAlias = Literal["merge", "squash", "rebase"]
 BlockedBuilds: TypeAlias = Literal["green", "wait"]
+PinTrack: TypeAlias = Literal["branch", "tags"]
+CompanionFormat: TypeAlias = Literal["shell", "cmake", "python", "yaml"]
 
 MAX_COOLDOWN_MINUTES = 7 * 24 * 60
 MAX_LABEL_LENGTH = 50  # GitHub rejects longer label names
@@ -54,6 +58,7 @@ MAX_WHEEL_MB = 4096
 _PIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _UPSTREAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
 _DEPENDENCY = re.compile(r"[A-Za-z0-9_.+-]+")
+_COMPANION_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 _HANDLE = re.compile(r"[A-Za-z0-9-]+")
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _WHITESPACE = re.compile(r"\s")
@@ -228,6 +233,20 @@ def _check_regex(value: str) -> str:
     return value
 
 
+def _check_value_pattern(value: str) -> str:
+    _check_regex(value)
+    groups = re.compile(value).groups
+    if groups != 1:
+        raise _invalid("pattern_groups", MSG_PATTERN_GROUPS, count=groups)
+    return value
+
+
+def _check_companion_variable(value: str) -> str:
+    if not _COMPANION_VARIABLE.fullmatch(value):
+        raise _invalid("companion_variable", MSG_BAD_COMPANION_VARIABLE, value=value)
+    return value
+
+
 def _check_small_count(value: int) -> int:
     if not 0 <= value <= MAX_SMALL_COUNT:
         raise _invalid("range", MSG_OUT_OF_RANGE, value=value, low=0, high=MAX_SMALL_COUNT)
@@ -270,6 +289,8 @@ Word = Annotated[str, AfterValidator(_check_word)]
 Label = Annotated[str, AfterValidator(_check_label)]
 LineLength = Annotated[int, AfterValidator(_check_line_length)]
 Regex = Annotated[str, AfterValidator(_check_regex)]
+ValuePattern = Annotated[str, AfterValidator(_check_value_pattern)]
+CompanionVariable = Annotated[str, AfterValidator(_check_companion_variable)]
 SmallCount = Annotated[int, AfterValidator(_check_small_count)]
 Megabytes = Annotated[int, AfterValidator(_check_megabytes)]
 Minutes = Annotated[int, AfterValidator(_check_minutes)]

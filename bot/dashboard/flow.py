@@ -36,9 +36,11 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot.allowlist.follow_up import owned
-from bot.config.models import RepoConfig
+from bot.config.models import PinConfig, RepoConfig
 from bot.dashboard.text import (
     DASHBOARD_TITLE,
+    FOLLOWS_BRANCH,
+    FOLLOWS_TAGS,
     MARKER,
     DashboardData,
     EntryRow,
@@ -153,8 +155,10 @@ def _pins(
     now: float,
 ) -> tuple[PinRow, ...]:
     prefix = f"{repo}#"
+    follows: dict[str, str] = {}
     if config is not None:
         paused = {pin.name: pin.paused for pin in config.pins}
+        follows = {pin.name: _follows(pin) for pin in config.pins}
     else:
         # No usable config: show what the bot last knew rather than nothing.
         names = {
@@ -181,9 +185,29 @@ def _pins(
                 or PR_STATE_FROM_OUTCOME.get(state.last_result),
                 paused=is_paused,
                 last_failure=state.last_failure,
+                follows=follows.get(name),
+                companions=_companion_cells(state),
             )
         )
     return tuple(rows)
+
+
+def _follows(pin: PinConfig) -> str:
+    if pin.track == "tags":
+        return FOLLOWS_TAGS.format(tags=pin.tags)
+    return FOLLOWS_BRANCH.format(branch=pin.branch)
+
+
+def _companion_cells(state: PinState) -> tuple[tuple[str, str | None], ...]:
+    """What the last sync found in the pin's companion files (``companions`` of its state)."""
+    found = state.extra.get("companions")
+    if not isinstance(found, list):
+        return ()
+    return tuple(
+        (str(item.get("file")), _text(item.get("problem")))
+        for item in found
+        if isinstance(item, dict)
+    )
 
 
 def _entries(doc: Mapping[str, Any], config: RepoConfig | None) -> tuple[EntryRow, ...]:

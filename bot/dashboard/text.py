@@ -7,6 +7,7 @@ sorted, ages are whole days, dates are UTC days, nothing says "generated at".
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,9 +41,13 @@ NONE = "-"
 LESS_THAN_A_DAY = "< 1 day"
 
 PIN_HEADER = (
-    "| pin | pinned | upstream head | behind | oldest unrolled commit | bump PR | paused "
-    "| last failure |\n|---|---|---|---|---|---|---|---|"
+    "| pin | follows | pinned | kept in sync | upstream head | behind | oldest unrolled commit "
+    "| bump PR | paused | last failure |\n|---|---|---|---|---|---|---|---|---|---|"
 )
+FOLLOWS_BRANCH = "branch {branch}"
+FOLLOWS_TAGS = "tags {tags}"
+COMPANION_AGREES = "{file} ✓"
+COMPANION_DISAGREES = "{file} ✗ ({problem})"
 ENTRY_HEADER = "| entry | owning pin | last evidence | date |\n|---|---|---|---|"
 RETRY_HEADER = (
     "| date | PR | step | class | rule | outcome | asked by | reason |\n"
@@ -53,7 +58,7 @@ RETRY_HEADER = (
 @dataclass(frozen=True)
 class PinRow:
     name: str
-    pinned: str | None  # the commit the default branch pins
+    pinned: str | None  # the commit (or tag) the default branch pins
     upstream_head: str | None  # the head of the upstream branch the pin follows
     behind: int | None  # upstream commits not in the pin yet
     oldest_unrolled_age_days: float | None  # age of the oldest of those; None when current
@@ -61,6 +66,9 @@ class PinRow:
     pr_state: str | None  # e.g. "open", "merged", "closed by a human"
     paused: bool
     last_failure: str | None  # why the bot last could not act on this pin
+    follows: str | None = None  # "branch main" or "tags v*" (None: no config to say)
+    # Files that must agree with the pin: (file, None) agrees, (file, problem) does not.
+    companions: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,7 +140,9 @@ def _pins(rows: Sequence[PinRow]) -> str:
             pr += f" ({_cell(row.pr_state)})"
         cells = [
             _cell(row.name),
+            UNKNOWN if row.follows is None else _code(row.follows),
             _sha(row.pinned),
+            _companions(row.companions),
             _sha(row.upstream_head),
             UNKNOWN if row.behind is None else str(row.behind),
             _age(row.oldest_unrolled_age_days, row.behind),
@@ -190,8 +200,26 @@ def _age(days: float | None, behind: int | None) -> str:
     return "1 day" if whole == 1 else f"{whole} days"
 
 
-def _sha(sha: str | None) -> str:
-    return UNKNOWN if not sha else _code(sha[:SHORT_SHA])
+def _sha(value: str | None) -> str:
+    """A pinned value: a commit sha abbreviated, a tag whole."""
+    if not value:
+        return UNKNOWN
+    return _code(value[:SHORT_SHA] if _FULL_SHA.fullmatch(value) else value)
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def _companions(companions: Sequence[tuple[str, str | None]]) -> str:
+    if not companions:
+        return NONE
+    cells = [
+        COMPANION_AGREES.format(file=file)
+        if problem is None
+        else COMPANION_DISAGREES.format(file=file, problem=problem)
+        for file, problem in companions
+    ]
+    return _cell("; ".join(cells))
 
 
 def _code(text: str) -> str:

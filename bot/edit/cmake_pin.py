@@ -1,7 +1,8 @@
-"""Read and edit the upstream pins in vLLM's CMake files.
+"""Read, list and edit the upstream pins in vLLM's CMake files.
 
-Longer than 400 lines because it is one small CMake tokenizer plus the editor that
-needs it; split, neither half could be read on its own.
+Longer than 400 lines because reading, listing and editing a pin share every
+check below (a listed pin says why ``set_pin`` would refuse it, in the same
+words), and the list of FetchContent keywords takes forty lines on its own.
 
 A pin is the ``GIT_TAG`` of a ``FetchContent_Declare(<dependency> ...)`` call,
 either written in place (``GIT_TAG 0123abc...``, quoted or not) or through a
@@ -9,29 +10,29 @@ variable (``GIT_TAG ${CUTLASS_REVISION}`` plus ``set(CUTLASS_REVISION "v4.4.2")`
 elsewhere in the same file).
 
 The editor replaces exactly one token and leaves every other byte alone, so a
-bump PR shows a one-line diff a reviewer can trust. It tokenizes CMake rather
-than using a regex because real files put ``GIT_TAG`` and ``FetchContent_Declare(``
-inside comments, declare the same dependency twice (a ``SOURCE_DIR`` branch for
-local development), and mix quoted and bare forms. Whenever the file is in a
-shape the bot cannot edit with certainty it raises :class:`PinError` with the
-reason instead of guessing.
+bump PR shows a one-line diff a reviewer can trust. It tokenizes CMake (see
+:mod:`bot.edit.cmake_syntax`) rather than using a regex because real files put
+``GIT_TAG`` and ``FetchContent_Declare(`` inside comments, declare the same
+dependency twice (a ``SOURCE_DIR`` branch for local development), and mix quoted
+and bare forms. Whenever the file is in a shape the bot cannot edit with
+certainty it raises :class:`PinError` with the reason instead of guessing.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import Literal
 
+from bot.edit.cmake_syntax import Argument, CMakeSyntaxError, Command, line_of, parse_commands
 from bot.service.errors import PermanentError
 
 # --- user-facing messages (tests match them) -------------------------------
 
 MSG_PARSE = "cannot parse CMake: {problem}"
-MSG_NOT_FOUND = "dependency {dependency!r} not found"
+MSG_NOT_FOUND = "dependency {dependency!r} not found in {filename}; it declares: {declared}"
 MSG_NO_GIT_TAG = "dependency {dependency!r} has no GIT_TAG (declared at line{s} {lines})"
 MSG_AMBIGUOUS = (
     "dependency {dependency!r} is declared with GIT_TAG more than once (lines {lines}); "
@@ -41,6 +42,7 @@ MSG_REPEATED_GIT_TAG = "GIT_TAG appears more than once in the declaration of {de
 MSG_MISSING_VALUE = "GIT_TAG of {dependency!r} has no value"
 MSG_UNEDITABLE = "{keyword} value {value!r} is not a form the bot can edit: {reason}"
 MSG_VARIABLE_UNSET = "GIT_TAG uses ${{{variable}}} but the file has no set({variable} ...)"
+MSG_VARIABLE_NOT_FOUND = "{variable} is not set in {filename} (it sets: {names})"
 MSG_VARIABLE_SET_TWICE = "${{{variable}}} is set more than once (lines {lines}); cannot tell which"
 MSG_SET_FORM = "set({variable} ...) is a form the bot does not understand: {reason}"
 MSG_SHALLOW_SHA = (
@@ -51,6 +53,8 @@ MSG_INVALID_NEW_VALUE = (
     "invalid pin value {value!r}: a pin must be non-empty, without whitespace, quotes, "
     "'$', ';', '(', ')', '#', '[', ']' or backslashes"
 )
+# Completes MSG_NOT_FOUND / MSG_VARIABLE_NOT_FOUND when the file has no name to list.
+NOTHING = "nothing"
 
 # Reasons completing MSG_UNEDITABLE / MSG_SET_FORM.
 REASON_EMPTY = "it is empty"
@@ -60,167 +64,6 @@ REASON_SPECIAL = "it contains characters with a meaning in CMake (escapes, ';', 
 REASON_VARIABLE_IN_SET = "it refers to another variable"
 REASON_EMPTY_SET = "it sets no value"
 REASON_MANY_VALUES = "it sets a list of {count} values"
-
-# --- the CMake tokenizer ------------------------------------------------------
-
-_WHITESPACE = " \t\r\n\f\v"
-_BRACKET_OPEN = re.compile(r"\[(=*)\[")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-ArgumentKind = Literal["unquoted", "quoted", "bracket", "paren"]
-
-
-@dataclass(frozen=True)
-class _Argument:
-    kind: ArgumentKind
-    text: str  # source text between the delimiters, escapes left as written
-    start: int  # offsets of ``text`` in the file
-    end: int
-
-
-@dataclass(frozen=True)
-class _Command:
-    name: str
-    start: int  # offset of the command name
-    arguments: tuple[_Argument, ...]
-
-
-class _CMakeSyntaxError(Exception):
-    def __init__(self, problem: str, offset: int) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.offset = offset
-
-
-class _Lexer:
-    """Splits a CMake file into command invocations (comments dropped).
-
-    Follows the cmake-language(7) grammar closely enough for pins: line and
-    bracket comments, quoted arguments with escapes, bracket arguments,
-    unquoted arguments (``${VAR}`` is just text there) and nested parentheses.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        # A UTF-8 byte order mark is allowed at the start of a CMake file.
-        self.pos = 1 if text.startswith("\ufeff") else 0
-
-    def commands(self) -> Iterator[_Command]:
-        text = self.text
-        while self.pos < len(text):
-            char = text[self.pos]
-            if char in _WHITESPACE:
-                self.pos += 1
-            elif char == "#":
-                self._skip_comment()
-            else:
-                yield self._command()
-
-    def _command(self) -> _Command:
-        match = _IDENTIFIER.match(self.text, self.pos)
-        if match is None:
-            raise _CMakeSyntaxError(f"unexpected {self.text[self.pos]!r}", self.pos)
-        start = self.pos
-        self.pos = match.end()
-        # CMake allows only blanks between a command name and its '('.
-        while self.text.startswith((" ", "\t"), self.pos):
-            self.pos += 1
-        if not self.text.startswith("(", self.pos):
-            raise _CMakeSyntaxError(f"expected '(' after {match.group()!r}", start)
-        self.pos += 1
-        return _Command(match.group(), start, self._arguments(start))
-
-    def _arguments(self, command_start: int) -> tuple[_Argument, ...]:
-        text = self.text
-        arguments: list[_Argument] = []
-        depth = 1
-        while True:
-            if self.pos >= len(text):
-                raise _CMakeSyntaxError("unterminated command (missing ')')", command_start)
-            char = text[self.pos]
-            if char in _WHITESPACE:
-                self.pos += 1
-            elif char == "#":
-                self._skip_comment()
-            elif char in "()":
-                # Nested parentheses are literal arguments in CMake; keep them so
-                # argument counts (e.g. of set()) stay right.
-                depth += 1 if char == "(" else -1
-                self.pos += 1
-                if depth == 0:
-                    return tuple(arguments)
-                arguments.append(_Argument("paren", char, self.pos - 1, self.pos))
-            elif char == '"':
-                arguments.append(self._quoted())
-            elif (bracket := _BRACKET_OPEN.match(text, self.pos)) is not None:
-                arguments.append(self._bracket(bracket))
-            else:
-                arguments.append(self._unquoted())
-
-    def _skip_comment(self) -> None:
-        bracket = _BRACKET_OPEN.match(self.text, self.pos + 1)
-        if bracket is not None:
-            self._bracket(bracket, what="bracket comment")
-            return
-        newline = self.text.find("\n", self.pos)
-        self.pos = len(self.text) if newline < 0 else newline
-
-    def _bracket(self, opening: re.Match[str], what: str = "bracket argument") -> _Argument:
-        closing = "]" + opening.group(1) + "]"
-        end = self.text.find(closing, opening.end())
-        if end < 0:
-            raise _CMakeSyntaxError(f"unterminated {what}", opening.start())
-        self.pos = end + len(closing)
-        return _Argument("bracket", self.text[opening.end() : end], opening.end(), end)
-
-    def _quoted(self) -> _Argument:
-        text = self.text
-        start = self.pos + 1
-        pos = start
-        while pos < len(text):
-            char = text[pos]
-            if char == "\\":
-                pos += 2
-            elif char == '"':
-                self.pos = pos + 1
-                return _Argument("quoted", text[start:pos], start, pos)
-            else:
-                pos += 1
-        raise _CMakeSyntaxError("unterminated quoted argument", self.pos)
-
-    def _unquoted(self) -> _Argument:
-        text = self.text
-        start = pos = self.pos
-        while pos < len(text):
-            char = text[pos]
-            if char in _WHITESPACE or char in "()#":
-                break  # '#' is never part of an unquoted argument: a comment starts
-            if char == "\\":
-                pos += 2
-            elif char == '"':
-                # Legacy form a"b c"d: the quoted part belongs to the argument.
-                closing = text.find('"', pos + 1)
-                pos = len(text) if closing < 0 else closing + 1
-            else:
-                pos += 1
-        pos = min(pos, len(text))
-        self.pos = pos
-        return _Argument("unquoted", text[start:pos], start, pos)
-
-
-def _parse(text: str, filename: str) -> list[_Command]:
-    try:
-        return list(_Lexer(text).commands())
-    except _CMakeSyntaxError as exc:
-        where = f"{filename}:{_line_of(text, exc.offset)}"
-        raise PinError(f"{where}: {MSG_PARSE.format(problem=exc.problem)}") from None
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
-# --- pins ---------------------------------------------------------------------
 
 
 class PinError(PermanentError):
@@ -241,6 +84,33 @@ class Pin:
     repository: str | None  # GIT_REPOSITORY value of the pinned block, informative only
     shallow: bool = False  # GIT_SHALLOW is true: only a tag or branch can be fetched
     shallow_line: int = 0
+
+
+@dataclass(frozen=True)
+class DeclaredPin:
+    """One ``FetchContent_Declare`` of a file, as :func:`list_pins` reports it."""
+
+    dependency: str
+    line: int  # 1-based line of the FetchContent_Declare
+    repository: str | None  # GIT_REPOSITORY as written
+    raw: str | None  # the GIT_TAG argument as written (without quotes), e.g. ${CUTLASS_REVISION}
+    value: str | None  # the pinned value, through set(VAR ...) when GIT_TAG is ${VAR}
+    variable: str | None  # VAR when GIT_TAG is ${VAR}
+    variable_line: int | None  # line of the value in set(VAR ...), when it was found
+    shallow: bool  # GIT_SHALLOW TRUE / ON / 1 / YES / Y
+    editable: bool  # set_pin would edit this declaration's pin
+    reason: str | None  # when not editable: set_pin's refusal, word for word
+
+
+@dataclass(frozen=True)
+class VariableValue:
+    """The value of the single ``set(<variable> <value>)`` of a file."""
+
+    variable: str
+    value: str  # as written, unquoted
+    line: int  # 1-based line of the value
+    start: int  # character offsets of the value in the text (without quotes)
+    end: int
 
 
 # Characters that would change the meaning of a CMake argument (or are not
@@ -298,20 +168,7 @@ def read_pin(text: str, dependency: str, *, filename: str = "<text>") -> Pin:
     """Find the editable pin of ``dependency`` in ``text`` or raise :class:`PinError`."""
     commands = _parse(text, filename)
     declaration, tag_index = _pinned_declaration(text, commands, dependency, filename)
-    arguments = declaration.arguments
-    if tag_index + 1 >= len(arguments) or arguments[tag_index + 1].text in _DECLARE_KEYWORDS:
-        where = _where(text, filename, arguments[tag_index].start)
-        raise PinError(f"{where}: {MSG_MISSING_VALUE.format(dependency=dependency)}")
-    tag = arguments[tag_index + 1]
-    repository = _keyword_value(arguments, "GIT_REPOSITORY")
-    shallow = _shallow_line(text, arguments)
-
-    variable = _variable_name(tag)
-    if variable is None:
-        _check_editable(text, filename, "GIT_TAG", tag, variable_reason=REASON_MIXED)
-        return _pin(text, dependency, tag, None, repository, shallow)
-    value = _variable_value(text, commands, variable, tag, filename)
-    return _pin(text, dependency, value, variable, repository, shallow)
+    return _declaration_pin(text, commands, declaration, tag_index, filename)
 
 
 def set_pin(text: str, dependency: str, new_value: str, *, filename: str = "<text>") -> str:
@@ -325,13 +182,48 @@ def set_pin(text: str, dependency: str, new_value: str, *, filename: str = "<tex
     pin = read_pin(text, dependency, filename=filename)
     if pin.value == new_value:
         return text
-    if pin.shallow and is_commit_sha(new_value):
-        # A shallow clone fetches refs only: CMake would fail at configure time.
-        message = MSG_SHALLOW_SHA.format(
-            dependency=dependency, value=new_value, line=pin.shallow_line
-        )
-        raise PinError(f"{filename}: {message}")
+    refusal = _shallow_refusal(pin, new_value, filename)
+    if refusal is not None:
+        raise PinError(refusal)
     return text[: pin.start] + new_value + text[pin.end :]
+
+
+def list_pins(text: str, *, filename: str = "<text>") -> list[DeclaredPin]:
+    """Every ``FetchContent_Declare`` outside comments, in file order.
+
+    Each says whether :func:`set_pin` would edit it and, if not, why (the refusal
+    ``set_pin`` would raise; for a pinned sha under GIT_SHALLOW, the refusal of
+    pinning that sha). Raises :class:`PinError` only when the file is not CMake.
+    """
+    commands = _parse(text, filename)
+    return [
+        _declared_pin(text, commands, declaration, filename)
+        for declaration in _declarations(commands)
+    ]
+
+
+def read_variable(text: str, variable: str, *, filename: str = "<text>") -> VariableValue:
+    """The value of the single ``set(<variable> <value>)`` in ``text``, or :class:`PinError`.
+
+    The same rules as a pin's ``set(VAR ...)``: one literal value (quoted or not,
+    ``PARENT_SCOPE`` and ``CACHE <type> <doc> [FORCE]`` allowed), set exactly once.
+    """
+    commands = _parse(text, filename)
+    setters = _setters(commands, variable)
+    if not setters:
+        names = _names(command.arguments[0].text for command in _setters(commands, None))
+        message = MSG_VARIABLE_NOT_FOUND.format(variable=variable, filename=filename, names=names)
+        raise PinError(message)
+    token = _single_set_value(text, setters, variable, filename)
+    return VariableValue(variable, token.text, line_of(text, token.start), token.start, token.end)
+
+
+def set_variable(text: str, variable: str, new_value: str, *, filename: str = "<text>") -> str:
+    """Return ``text`` with the value of ``set(<variable> ...)`` replaced by ``new_value``."""
+    if not is_plain_value(new_value):
+        raise PinError(MSG_INVALID_NEW_VALUE.format(value=new_value))
+    found = read_variable(text, variable, filename=filename)
+    return text[: found.start] + new_value + text[found.end :]
 
 
 def pin_diff(old: str, new: str, path: str) -> str:
@@ -351,51 +243,176 @@ def pin_diff(old: str, new: str, path: str) -> str:
     )
 
 
+_COMMIT_SHA = re.compile(r"[0-9a-fA-F]{7,40}")
+# CMake's true constants (if(<constant>)), case-insensitive.
+_CMAKE_TRUE = frozenset({"1", "ON", "YES", "TRUE", "Y"})
+
+
+def is_commit_sha(value: str) -> bool:
+    """Whether ``value`` reads as a commit sha (full or abbreviated) rather than a tag."""
+    return bool(_COMMIT_SHA.fullmatch(value))
+
+
 # --- helpers ------------------------------------------------------------------
 
 
-def _pinned_declaration(
-    text: str, commands: Sequence[_Command], dependency: str, filename: str
-) -> tuple[_Command, int]:
-    """The one declaration of ``dependency`` carrying GIT_TAG, and the keyword's index."""
-    declarations = [
+def _parse(text: str, filename: str) -> list[Command]:
+    try:
+        return parse_commands(text)
+    except CMakeSyntaxError as exc:
+        where = _where(text, filename, exc.offset)
+        raise PinError(f"{where}: {MSG_PARSE.format(problem=exc.problem)}") from None
+
+
+def _declarations(commands: Sequence[Command]) -> list[Command]:
+    return [
         command
         for command in commands
         if command.name.lower() == "fetchcontent_declare"
         and command.arguments
         and command.arguments[0].kind != "paren"
-        and command.arguments[0].text == dependency
     ]
-    if not declarations:
-        raise PinError(f"{filename}: {MSG_NOT_FOUND.format(dependency=dependency)}")
 
-    pinned: list[tuple[_Command, int]] = []
+
+def _git_tag_indexes(declaration: Command) -> list[int]:
+    return [
+        index
+        for index, argument in enumerate(declaration.arguments[1:], start=1)
+        if argument.kind != "paren" and argument.text == "GIT_TAG"
+    ]
+
+
+def _pinned_declaration(
+    text: str, commands: Sequence[Command], dependency: str, filename: str
+) -> tuple[Command, int]:
+    """The one declaration of ``dependency`` carrying GIT_TAG, and the keyword's index."""
+    everything = _declarations(commands)
+    declarations = [command for command in everything if command.arguments[0].text == dependency]
+    if not declarations:
+        declared = _names(command.arguments[0].text for command in everything)
+        message = MSG_NOT_FOUND.format(dependency=dependency, filename=filename, declared=declared)
+        raise PinError(message)
+
+    pinned: list[tuple[Command, int]] = []
     for declaration in declarations:
-        tag_indexes = [
-            index
-            for index, argument in enumerate(declaration.arguments[1:], start=1)
-            if argument.kind != "paren" and argument.text == "GIT_TAG"
-        ]
+        tag_indexes = _git_tag_indexes(declaration)
         if len(tag_indexes) > 1:
-            where = _where(text, filename, declaration.start)
-            raise PinError(f"{where}: {MSG_REPEATED_GIT_TAG.format(dependency=dependency)}")
+            raise PinError(_repeated_git_tag(text, declaration, filename))
         if tag_indexes:
             pinned.append((declaration, tag_indexes[0]))
 
     if not pinned:
-        lines = [_line_of(text, declaration.start) for declaration in declarations]
-        message = MSG_NO_GIT_TAG.format(
-            dependency=dependency, s="s" if len(lines) > 1 else "", lines=_join(lines)
-        )
-        raise PinError(f"{filename}: {message}")
+        raise PinError(_no_git_tag(text, declarations, filename))
     if len(pinned) > 1:
-        lines = [_line_of(text, declaration.start) for declaration, _ in pinned]
+        lines = [line_of(text, declaration.start) for declaration, _ in pinned]
         message = MSG_AMBIGUOUS.format(dependency=dependency, lines=_join(lines))
         raise PinError(f"{filename}: {message}")
     return pinned[0]
 
 
-def _variable_name(argument: _Argument) -> str | None:
+def _repeated_git_tag(text: str, declaration: Command, filename: str) -> str:
+    message = MSG_REPEATED_GIT_TAG.format(dependency=declaration.arguments[0].text)
+    return f"{_where(text, filename, declaration.start)}: {message}"
+
+
+def _no_git_tag(text: str, declarations: Sequence[Command], filename: str) -> str:
+    lines = [line_of(text, declaration.start) for declaration in declarations]
+    message = MSG_NO_GIT_TAG.format(
+        dependency=declarations[0].arguments[0].text,
+        s="s" if len(lines) > 1 else "",
+        lines=_join(lines),
+    )
+    return f"{filename}: {message}"
+
+
+def _declaration_pin(
+    text: str, commands: Sequence[Command], declaration: Command, tag_index: int, filename: str
+) -> Pin:
+    """The pin of a declaration whose GIT_TAG keyword is at ``tag_index``."""
+    arguments = declaration.arguments
+    dependency = arguments[0].text
+    tag = _tag_value(arguments, tag_index)
+    if tag is None:
+        where = _where(text, filename, arguments[tag_index].start)
+        raise PinError(f"{where}: {MSG_MISSING_VALUE.format(dependency=dependency)}")
+    repository = _keyword_value(arguments, "GIT_REPOSITORY")
+    shallow = _shallow_line(text, arguments)
+
+    variable = _variable_name(tag)
+    if variable is None:
+        _check_editable(text, filename, "GIT_TAG", tag, variable_reason=REASON_MIXED)
+        return _pin(text, dependency, tag, None, repository, shallow)
+    value = _variable_value(text, commands, variable, tag, filename)
+    return _pin(text, dependency, value, variable, repository, shallow)
+
+
+def _tag_value(arguments: Sequence[Argument], tag_index: int) -> Argument | None:
+    """The argument after GIT_TAG, unless there is none or it is the next keyword."""
+    if tag_index + 1 >= len(arguments) or arguments[tag_index + 1].text in _DECLARE_KEYWORDS:
+        return None
+    return arguments[tag_index + 1]
+
+
+def _declared_pin(
+    text: str, commands: Sequence[Command], declaration: Command, filename: str
+) -> DeclaredPin:
+    arguments = declaration.arguments
+    listed = DeclaredPin(
+        dependency=arguments[0].text,
+        line=line_of(text, declaration.start),
+        repository=_keyword_value(arguments, "GIT_REPOSITORY"),
+        raw=None,
+        value=None,
+        variable=None,
+        variable_line=None,
+        shallow=_shallow_line(text, arguments) > 0,
+        editable=False,
+        reason=None,
+    )
+    # set_pin checks the dependency as a whole first, then the pinned declaration.
+    refusal = _dependency_refusal(text, commands, listed.dependency, filename)
+    tag_indexes = _git_tag_indexes(declaration)
+    if not tag_indexes:
+        return replace(listed, reason=refusal or _no_git_tag(text, [declaration], filename))
+    if len(tag_indexes) > 1:
+        return replace(listed, reason=_repeated_git_tag(text, declaration, filename))
+    tag = _tag_value(arguments, tag_indexes[0])
+    if tag is not None:
+        listed = replace(listed, raw=tag.text, variable=_variable_name(tag))
+    try:
+        pin = _declaration_pin(text, commands, declaration, tag_indexes[0], filename)
+    except PinError as exc:
+        return replace(listed, reason=refusal or str(exc))
+    refusal = refusal or _shallow_refusal(pin, pin.value, filename)
+    return replace(
+        listed,
+        value=pin.value,
+        variable_line=pin.line if pin.variable else None,
+        editable=refusal is None,
+        reason=refusal,
+    )
+
+
+def _dependency_refusal(
+    text: str, commands: Sequence[Command], dependency: str, filename: str
+) -> str | None:
+    """Why no single pin of ``dependency`` can be chosen (another declaration's fault)."""
+    try:
+        _pinned_declaration(text, commands, dependency, filename)
+    except PinError as exc:
+        return str(exc)
+    return None
+
+
+def _shallow_refusal(pin: Pin, value: str, filename: str) -> str | None:
+    """Why ``value`` cannot be the pin: a shallow clone fetches refs, never a commit sha."""
+    if not (pin.shallow and is_commit_sha(value)):
+        return None
+    message = MSG_SHALLOW_SHA.format(dependency=pin.dependency, value=value, line=pin.shallow_line)
+    return f"{filename}: {message}"
+
+
+def _variable_name(argument: Argument) -> str | None:
     """``VAR`` when the argument is exactly ``${VAR}`` (quoted or not)."""
     if argument.kind not in ("quoted", "unquoted"):
         return None  # a bracket argument is literal: no variable expansion
@@ -403,23 +420,34 @@ def _variable_name(argument: _Argument) -> str | None:
     return match.group(1) if match else None
 
 
-def _variable_value(
-    text: str, commands: Sequence[_Command], variable: str, tag: _Argument, filename: str
-) -> _Argument:
-    """The value token of the single ``set(variable ...)`` in the file."""
-    setters = [
+def _setters(commands: Sequence[Command], variable: str | None) -> list[Command]:
+    """The ``set(variable ...)`` commands; every ``set(...)`` when ``variable`` is None."""
+    return [
         command
         for command in commands
         if command.name.lower() == "set"
         and command.arguments
         and command.arguments[0].kind != "paren"
-        and command.arguments[0].text == variable
+        and variable in (None, command.arguments[0].text)
     ]
+
+
+def _variable_value(
+    text: str, commands: Sequence[Command], variable: str, tag: Argument, filename: str
+) -> Argument:
+    """The value token of the single ``set(variable ...)`` in the file."""
+    setters = _setters(commands, variable)
     if not setters:
         where = _where(text, filename, tag.start)
         raise PinError(f"{where}: {MSG_VARIABLE_UNSET.format(variable=variable)}")
+    return _single_set_value(text, setters, variable, filename)
+
+
+def _single_set_value(
+    text: str, setters: Sequence[Command], variable: str, filename: str
+) -> Argument:
     if len(setters) > 1:
-        lines = _join(_line_of(text, command.start) for command in setters)
+        lines = _join(line_of(text, command.start) for command in setters)
         message = MSG_VARIABLE_SET_TWICE.format(variable=variable, lines=lines)
         raise PinError(f"{filename}: {message}")
 
@@ -436,7 +464,7 @@ def _variable_value(
     return value
 
 
-def _set_values(arguments: Sequence[_Argument]) -> Sequence[_Argument]:
+def _set_values(arguments: Sequence[Argument]) -> Sequence[Argument]:
     """The value arguments of ``set(VAR <values>... [PARENT_SCOPE | CACHE ...])``.
 
     Understood tails: ``PARENT_SCOPE`` and ``CACHE <type> <docstring> [FORCE]``.
@@ -452,7 +480,7 @@ def _set_values(arguments: Sequence[_Argument]) -> Sequence[_Argument]:
 
 
 def _check_editable(
-    text: str, filename: str, keyword: str, argument: _Argument, *, variable_reason: str
+    text: str, filename: str, keyword: str, argument: Argument, *, variable_reason: str
 ) -> None:
     """Raise unless ``argument`` is a single literal value the bot may rewrite."""
     if argument.kind == "paren":
@@ -472,36 +500,26 @@ def _check_editable(
     raise PinError(f"{where}: {message}")
 
 
-def _keyword_value(arguments: Sequence[_Argument], keyword: str) -> str | None:
+def _keyword_value(arguments: Sequence[Argument], keyword: str) -> str | None:
     for argument, following in pairwise(arguments):
         if argument.text == keyword and argument.kind != "paren":
             return following.text
     return None
 
 
-_COMMIT_SHA = re.compile(r"[0-9a-fA-F]{7,40}")
-# CMake's true constants (if(<constant>)), case-insensitive.
-_CMAKE_TRUE = frozenset({"1", "ON", "YES", "TRUE", "Y"})
-
-
-def is_commit_sha(value: str) -> bool:
-    """Whether ``value`` reads as a commit sha (full or abbreviated) rather than a tag."""
-    return bool(_COMMIT_SHA.fullmatch(value))
-
-
-def _shallow_line(text: str, arguments: Sequence[_Argument]) -> int:
+def _shallow_line(text: str, arguments: Sequence[Argument]) -> int:
     """The line of a true ``GIT_SHALLOW`` in the declaration (0: none or not true)."""
     for argument, following in pairwise(arguments):
         is_shallow = argument.text == "GIT_SHALLOW" and argument.kind != "paren"
         if is_shallow and following.text.upper() in _CMAKE_TRUE:
-            return _line_of(text, argument.start)
+            return line_of(text, argument.start)
     return 0
 
 
 def _pin(
     text: str,
     dependency: str,
-    token: _Argument,
+    token: Argument,
     variable: str | None,
     repository: str | None,
     shallow_line: int = 0,
@@ -509,7 +527,7 @@ def _pin(
     return Pin(
         dependency=dependency,
         value=token.text,
-        line=_line_of(text, token.start),
+        line=line_of(text, token.start),
         start=token.start,
         end=token.end,
         variable=variable,
@@ -520,11 +538,29 @@ def _pin(
 
 
 def _where(text: str, filename: str, offset: int) -> str:
-    return f"{filename}:{_line_of(text, offset)}"
+    return f"{filename}:{line_of(text, offset)}"
 
 
 def _join(lines: Iterable[int]) -> str:
     return ", ".join(str(line) for line in lines)
 
 
-__all__ = ["Pin", "PinError", "is_plain_value", "pin_diff", "read_pin", "set_pin"]
+def _names(names: Iterable[str]) -> str:
+    """Distinct names in first-seen order, for a "not found" message."""
+    return ", ".join(dict.fromkeys(names)) or NOTHING
+
+
+__all__ = [
+    "DeclaredPin",
+    "Pin",
+    "PinError",
+    "VariableValue",
+    "is_commit_sha",
+    "is_plain_value",
+    "list_pins",
+    "pin_diff",
+    "read_pin",
+    "read_variable",
+    "set_pin",
+    "set_variable",
+]

@@ -15,6 +15,7 @@ PR opened or closed (``pull``) and what the dashboard shows (``snapshot``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,9 +26,10 @@ from bot.config.load import load_config
 from bot.config.models import PinConfig
 from bot.edit.cmake_pin import PinError, set_pin
 from bot.github import changes
-from bot.github.changes import DEFAULT_BOT_LOGIN, Repo
+from bot.github.changes import DEFAULT_BOT_LOGIN, FileEdit, Repo
 from bot.github.default_branch import default_branch_head
 from bot.pins import text as bump_text
+from bot.pins.companions import check_companions, companion_edits
 from bot.pins.facts import (
     BumpScope,
     PinFacts,
@@ -42,6 +44,7 @@ from bot.pins.push import push_bump, resumable
 from bot.pins.rewritten import bots_target, left_branch, rewritten
 from bot.pins.snapshot import commit_time, snapshot
 from bot.pins.state import SUCCESSES, Outcome, PinResult, PinState
+from bot.pins.tags import downgrade, moved_tag, release_url, remember_tags
 from bot.service.blocking import BlockingRunner
 from bot.service.locks import KeyedLocks
 from bot.store.kinds import Kind, pin_key
@@ -131,12 +134,16 @@ async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> P
     facts = await read_facts(ctx, pin)
     if isinstance(facts, PinResult):
         return facts
+    await _record_companions(ctx, pin, state, facts)
     open_pr = facts.open_pr
     paused = await ctx.store.get_state(Kind.PAUSE, pin_key(ctx.repo.full_name, pin.name))
     if pin.paused or paused is not None:
         detail = "paused in config" if pin.paused else f"paused by @{paused and paused.get('by')}"
         return PinResult(pin.name, Outcome.PAUSED, detail, _number(open_pr))
     target = target_of(state, facts.head)
+    refused = _tag_refused(pin, state, facts, target)
+    if refused is not None:
+        return PinResult(pin.name, Outcome.FAILED, refused, _number(open_pr))
     if facts.pinned == target:
         return await close_not_needed(ctx, pin, state, open_pr, facts.pinned, target, current=True)
     owner = await ownership(ctx, pin, state, open_pr)
@@ -148,18 +155,36 @@ async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> P
         and state.intent is None
         and not await _conflicted(ctx, state, open_pr)
     ):
-        return PinResult(pin.name, Outcome.UNCHANGED, f"already at {target[:7]}", _number(open_pr))
+        detail = f"already at {bump_text.short(target)}"
+        return PinResult(pin.name, Outcome.UNCHANGED, detail, _number(open_pr))
     newest = facts.pulls[0] if facts.pulls else None
     if open_pr is None and newest is not None and closed_by_human_for(newest, target, state):
         detail = f"#{newest['number']} was closed without merging for {target[:7]}"
         return PinResult(pin.name, Outcome.SKIPPED, detail, int(newest["number"]))
     pushes = int((state.extra.get("pushes") or {}).get(target, 0))
     if pushes >= MAX_PUSHES_PER_TARGET and resumable(state, target, facts, ctx.base) is None:
-        detail = REASON_THROTTLED.format(count=pushes, target7=target[:7])
+        detail = REASON_THROTTLED.format(count=pushes, target7=bump_text.short(target))
         return PinResult(pin.name, Outcome.THROTTLED, detail, _number(open_pr))
     if ctx.clock() < await _cooldown_ends(ctx, pin):
         return PinResult(pin.name, Outcome.COOLDOWN, REASON_COOLDOWN, _number(open_pr))
     return await _bump(ctx, pin, state, facts, target)
+
+
+async def _record_companions(
+    ctx: BumpScope, pin: PinConfig, state: PinState, facts: PinFacts
+) -> None:
+    """For the dashboard: whether the files that must agree with the pin still do."""
+    if pin.also:
+        checks = await check_companions(ctx, pin, facts.pinned)
+        state.extra["companions"] = [dataclasses.asdict(check) for check in checks]
+
+
+def _tag_refused(pin: PinConfig, state: PinState, facts: PinFacts, target: str) -> str | None:
+    """Why a tag pin must not move to ``target``: a tag moved, or it is a downgrade."""
+    if facts.tags is None:
+        return None
+    moved = moved_tag(pin, state, facts.tags, facts.pinned, target)
+    return moved or downgrade(pin, facts.pinned, target)
 
 
 async def _cooldown_ends(ctx: BumpScope, pin: PinConfig) -> float:
@@ -189,18 +214,61 @@ async def _bump(
 ) -> PinResult:
     upstream = Repo.parse(pin.upstream)
     open_pr = facts.open_pr
-    # Compare before any write: a pin that upstream history no longer reaches
-    # must end with nothing written, not even an orphan blob.
+    # Compare and edit before any write: a pin that upstream history no longer reaches,
+    # or a companion file out of sync, must end with nothing written, not even a blob.
     try:
-        comparison, new_text = await asyncio.gather(
+        comparison, new_text, also = await asyncio.gather(
             compare(ctx.gh, upstream, facts.pinned, target),
             ctx.blocking.run(set_pin, facts.text, pin.dependency, target, filename=pin.file),
+            companion_edits(ctx, pin, facts.pinned, target),
         )
     except PinError as exc:  # e.g. a shallow pin cannot take the commit sha of a branch
         return PinResult(pin.name, Outcome.FAILED, str(exc))
     if comparison is None:
         reason = REASON_UNKNOWN_PIN.format(value=facts.pinned, upstream=pin.upstream)
         return PinResult(pin.name, Outcome.FAILED, reason)
+    if isinstance(also, str):
+        return PinResult(pin.name, Outcome.FAILED, also, _number(open_pr))
+    if facts.tags is None:
+        stop = await _branch_moved_away(ctx, pin, state, facts, comparison, target)
+        if stop is not None:
+            return stop
+    commits = comparison.get("commits") or []
+    await snapshot(
+        ctx,
+        pin,
+        pinned=facts.pinned,
+        upstream_head=facts.head,
+        behind=int(comparison.get("ahead_by") or len(commits)),
+        oldest=commit_time(commits[0]) if commits else None,
+    )
+    listed = await newest_commits(ctx, upstream, target, comparison)
+    text_out = bump_text.render(
+        pin=pin,
+        old=facts.pinned,
+        new=target,
+        total_commits=int(comparison.get("total_commits") or 0),
+        commits=bump_text.parse_compare_commits(listed),
+        compare_url=str(comparison["html_url"]),
+        release_url=await release_url(ctx.gh, upstream, target) if facts.tags else None,
+        also=[edit.path for edit in also],
+    )
+    edits = [FileEdit(pin.file, new_text.encode("utf-8")), *also]
+    return await _push_and_open(ctx, pin, state, facts, target, edits, text_out)
+
+
+async def _branch_moved_away(
+    ctx: BumpScope,
+    pin: PinConfig,
+    state: PinState,
+    facts: PinFacts,
+    comparison: Mapping[str, Any],
+    target: str,
+) -> PinResult | None:
+    """A branch pin's reason to stop before bumping: upstream rewrote the history under
+    the bot's PR, the pin is ahead of upstream, or no longer on its branch at all."""
+    open_pr = facts.open_pr
+    upstream = Repo.parse(pin.upstream)
     old_target = bots_target(state, open_pr)
     if (
         open_pr is not None
@@ -213,39 +281,28 @@ async def _bump(
         return await close_not_needed(ctx, pin, state, open_pr, facts.pinned, target, current=False)
     if status != "ahead":
         reason = REASON_UNREACHABLE.format(
-            value7=facts.pinned[:7],
+            value7=bump_text.short(facts.pinned),
             upstream=pin.upstream,
             branch=pin.branch,
-            head7=target[:7],
+            head7=bump_text.short(target),
             status=status,
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
-    commits = comparison.get("commits") or []
-    await snapshot(
-        ctx,
-        pin,
-        pinned=facts.pinned,
-        upstream_head=facts.head,
-        behind=int(comparison.get("ahead_by") or len(commits)),
-        oldest=commit_time(commits[0]) if commits else None,
-    )
-    listed = await newest_commits(ctx, upstream, target, comparison)
-    text_out = bump_text.render(
-        pin=pin.name,
-        dependency=pin.dependency,
-        file=pin.file,
-        upstream=pin.upstream,
-        branch=pin.branch,
-        old=facts.pinned,
-        new=target,
-        total_commits=int(comparison.get("total_commits") or 0),
-        commits=bump_text.parse_compare_commits(listed),
-        compare_url=str(comparison["html_url"]),
-    )
+    return None
+
+
+async def _push_and_open(
+    ctx: BumpScope,
+    pin: PinConfig,
+    state: PinState,
+    facts: PinFacts,
+    target: str,
+    edits: list[FileEdit],
+    text_out: bump_text.BumpText,
+) -> PinResult:
     branch = bump_text.bump_branch(pin.name)
-    sha = await push_bump(
-        ctx, pin, state, facts, target, new_text=new_text, text=text_out, branch=branch
-    )
+    sha = await push_bump(ctx, pin, state, facts, target, edits=edits, text=text_out, branch=branch)
+    open_pr = facts.open_pr
     if open_pr is not None:
         number = int(open_pr["number"])
         await changes.update_pull(
@@ -256,6 +313,8 @@ async def _bump(
         number = await open_pull(ctx, branch, text_out, sha)
         state.human_push_notified = False
         outcome = Outcome.CREATED
+    if facts.tags is not None:
+        remember_tags(state, facts.tags, facts.pinned, target)
     state.head, state.target, state.source, state.pr = sha, target, facts.pinned, number
     state.pending, state.intent = None, None
     return PinResult(pin.name, outcome, text_out.title, number)

@@ -1,4 +1,4 @@
-"""`@bot bump PIN [--to SHA]`, `@bot recreate`, `@bot pause PIN`, `@bot resume PIN`.
+"""`@bot bump PIN [--to SHA|TAG]`, `@bot recreate`, `@bot pause PIN`, `@bot resume PIN`.
 
 Each command changes what the bot remembers (a pause, a chosen target, who
 owns a branch) and then runs the same level-triggered sync as a webhook would,
@@ -13,16 +13,21 @@ from typing import Any
 import gidgethub
 
 from bot.commands.grammar import BUMP, PAUSE, RECREATE, RESUME, Command
+from bot.config.models import PinConfig
 from bot.github import changes
 from bot.github.changes import Repo
 from bot.pins import bump
 from bot.pins import text as bump_text
 from bot.pins.state import Outcome, PinResult, PinState
+from bot.pins.tags import list_tags
+from bot.pins.versions import newest, why_not_a_version
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key
 
 REPLY_UNKNOWN_PIN = "there is no pin named `{pin}` (pins: {pins})"
 REPLY_BAD_SHA = "`--to` needs a commit sha (7 to 40 hex digits), got `{value}`"
+REPLY_UNKNOWN_TAG = "`{tag}` is not a tag of `{upstream}`"
+REPLY_NOT_A_VERSION = "`{tag}` is not a release tag the bot can order: {why}"
 REPLY_NOT_ON_BRANCH = "`{sha}` is not a commit on `{upstream}@{branch}` (compare says {status})"
 REPLY_NOT_A_BUMP_PR = "`recreate` works on a bump PR (branch `followup-bot/bump/<pin>`) only"
 REPLY_PAUSED = (
@@ -85,6 +90,8 @@ async def _choose_target(ctx: RepoScope, name: str, to: str) -> str | None:
     """Remember a maintainer's chosen upstream commit, if it is on the tracked branch."""
     pin = ctx.config.pin(name)
     assert pin is not None
+    if pin.track == "tags":
+        return await _choose_tag(ctx, pin, to)
     if not _SHA.fullmatch(to.lower()):
         return REPLY_BAD_SHA.format(value=to)
     upstream = Repo.parse(pin.upstream)
@@ -104,12 +111,32 @@ async def _choose_target(ctx: RepoScope, name: str, to: str) -> str | None:
         return REPLY_NOT_ON_BRANCH.format(
             sha=to, upstream=pin.upstream, branch=pin.branch, status=status
         )
+    await _remember_choice(ctx, pin, target, head)
+    return None
+
+
+async def _choose_tag(ctx: RepoScope, pin: PinConfig, tag: str) -> str | None:
+    """Remember a maintainer's chosen release tag, if upstream has it and it is a version
+    (the sync refuses it if it is older than the pin)."""
+    upstream = Repo.parse(pin.upstream)
+    tags = await list_tags(ctx.gh, upstream)
+    if tag not in tags:
+        return REPLY_UNKNOWN_TAG.format(tag=tag, upstream=pin.upstream)
+    why = why_not_a_version(tag)
+    if why is not None:
+        return REPLY_NOT_A_VERSION.format(tag=tag, why=why)
+    head = newest(tags, pin.tags, prereleases=pin.prereleases)
+    await _remember_choice(ctx, pin, tag, tag if head is None else head.tag)
+    return None
+
+
+async def _remember_choice(ctx: RepoScope, pin: PinConfig, target: str, head: str | None) -> None:
+    """The target stands while upstream's head (branch head or newest tag) is ``head``."""
     key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
         state = PinState.load(await ctx.store.get_state(Kind.BUMP, key))
         state.extra["manual"] = {"target": target, "while_head": head}
         await ctx.store.put_state(Kind.BUMP, key, state.dump())
-    return None
 
 
 async def _recreate(ctx: RepoScope, pull: dict[str, Any] | None) -> str:

@@ -22,6 +22,7 @@ from bot.github import changes
 from bot.github.changes import BranchHead, Repo
 from bot.pins import text as bump_text
 from bot.pins.state import Outcome, PinResult, PinState
+from bot.pins.tags import TagChoice, choose_tag, list_tags
 from bot.service.scope import RepoScope
 
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
@@ -43,10 +44,11 @@ class BumpScope(RepoScope):
 class PinFacts:
     """What one sync reads before deciding anything."""
 
-    head: str  # upstream branch head
+    head: str  # upstream branch head, or for a tag pin the newest tag
     pulls: list[dict[str, Any]]  # PRs of the bump branch, newest first
     text: str  # the pin file on the base
     pinned: str  # the value pinned there
+    tags: TagChoice | None = None  # a tag pin's upstream tags and their commits
 
     @property
     def open_pr(self) -> dict[str, Any] | None:
@@ -56,7 +58,9 @@ class PinFacts:
 async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
     head, pulls, raw = await asyncio.gather(
-        changes.ref_sha(ctx.gh, upstream, pin.branch),
+        list_tags(ctx.gh, upstream)
+        if pin.track == "tags"
+        else changes.ref_sha(ctx.gh, upstream, pin.branch),
         changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
         changes.read_file(ctx.gh, ctx.repo, pin.file, ctx.base.sha),
     )
@@ -76,7 +80,12 @@ async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
             file=pin.file, repository=found.repository, upstream=pin.upstream
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
-    return PinFacts(head, pulls, text, found.value)
+    if isinstance(head, str):
+        return PinFacts(head, pulls, text, found.value)
+    choice = choose_tag(pin, found.value, head)
+    if isinstance(choice, str):
+        return PinResult(pin.name, Outcome.FAILED, choice)
+    return PinFacts(choice.tag, pulls, text, found.value, choice)
 
 
 def same_repository(git_repository: str, upstream: str) -> bool:

@@ -70,7 +70,7 @@ async def close_not_needed(
     outcome = Outcome.CURRENT
     await snapshot(ctx, pin, pinned=pinned, upstream_head=head, behind=0, oldest=None)
     if open_pr is None:
-        return PinResult(pin.name, outcome, f"pin {pinned[:7]} needs no bump")
+        return PinResult(pin.name, outcome, f"pin {bump_text.short(pinned)} needs no bump")
     number = int(open_pr["number"])
     if await ownership(ctx, pin, state, open_pr) is None and state.head is not None:
         # A human owns the branch; closing their PR is their call, not ours.
@@ -78,11 +78,9 @@ async def close_not_needed(
     body = bump_text.COMMENT_ALREADY_CURRENT.format(
         file=pin.file,
         dependency=pin.dependency,
-        value7=pinned[:7],
-        relation=bump_text.RELATION_CURRENT if current else bump_text.RELATION_AHEAD,
-        upstream=pin.upstream,
-        branch=pin.branch,
-        head7=head[:7],
+        value7=bump_text.short(pinned),
+        where=bump_text.current_where(pin, current=current),
+        head7=bump_text.short(head),
     )
     marker = bump_text.MARKER_ALREADY_CURRENT.format(pin=pin.name)
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
@@ -91,4 +89,5 @@ async def close_not_needed(
     state.extra["closed_by_bot"] = number
     await ctx.store.put_state(Kind.BUMP, pin_key(ctx.repo.full_name, pin.name), state.dump())
     await changes.update_pull(ctx.gh, ctx.repo, number, state="closed")
-    return PinResult(pin.name, Outcome.CLOSED, f"pin {pinned[:7]} needs no bump", number)
+    detail = f"pin {bump_text.short(pinned)} needs no bump"
+    return PinResult(pin.name, Outcome.CLOSED, detail, number)

@@ -10,7 +10,7 @@ attempts never throttle a pin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.allowlist.commit import AllowlistFile
@@ -42,7 +42,7 @@ async def push_bump(
     facts: PinFacts,
     target: str,
     *,
-    new_text: str,
+    edits: Sequence[FileEdit],
     text: bump_text.BumpText,
     branch: str,
 ) -> str:
@@ -52,7 +52,7 @@ async def push_bump(
     intent = resumable(state, target, facts, ctx.base)
     resumed = intent is not None
     if intent is None:
-        sha = await build_commit(ctx, pin, state, new_text, text)
+        sha = await build_commit(ctx, pin, state, edits, text)
         intent = {
             "sha": sha,
             "target": target,
@@ -90,12 +90,15 @@ async def move_branch(
 
 
 async def build_commit(
-    ctx: BumpScope, pin: PinConfig, state: PinState, new_text: str, text: bump_text.BumpText
+    ctx: BumpScope,
+    pin: PinConfig,
+    state: PinState,
+    edits: Sequence[FileEdit],
+    text: bump_text.BumpText,
 ) -> str:
-    """The bump commit on the base (and the prune commit it carries, on top)."""
-    entries = await changes.create_blobs(
-        ctx.gh, ctx.repo, [FileEdit(pin.file, new_text.encode("utf-8"))]
-    )
+    """The bump commit on the base: the pin and its companions (and the prune commit it
+    carries, on top)."""
+    entries = await changes.create_blobs(ctx.gh, ctx.repo, list(edits))
     commit = await changes.commit_tree(
         ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text.commit_message
     )

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.config.models import PinConfig
 from bot.github import neutralise
 
 MAX_LISTED_COMMITS = 50
@@ -20,7 +21,16 @@ TRAILER_TARGET = "Followup-Bot-Target"
 TRAILER_FROM = "Followup-Bot-From"
 
 TITLE = "Bump {pin} from {old7} to {new7} ({count} commit{plural})"
+TITLE_TAG = "Bump {pin} from {old} to {new}"  # a release tag says more than a count
 TITLE_TARGET = re.compile(r" to (?P<new7>[0-9a-f]{7,40}) \(\d+ commits?\)$")
+TITLE_TAG_TARGET = re.compile(r"^Bump \S+ from \S+ to (?P<tag>\S+)$")
+FOLLOWED_BRANCH = "`{upstream}@{branch}`"
+FOLLOWED_TAGS = "the newest `{tags}` tag of `{upstream}`"
+INTRO = "Bumps `{dependency}` in `{file}` from `{old}` to `{new}`, {relation} {followed}"
+RELATION_HEAD = "the head of"
+RELATION_TAG = "now"
+RELEASE_NOTES = "[release notes]({url})"
+ALSO_CHANGED = "Also changed, as they must agree: {files}."
 MARKER = "<!-- followup-bot:bump pin={pin} target={target} -->"
 
 BODY_CONTROLS = """\
@@ -28,15 +38,15 @@ BODY_CONTROLS = """\
 - Review and merge as usual once CI is green.
 - **Push to this branch** to take it over: the bot stops updating it and says so once.
 - **Close this PR** to skip upstream `{new7}`; the bot opens a new one when upstream moves again.
-- The bot updates this PR in place when `{upstream}@{branch}` moves, and closes it if the pin \
+- The bot updates this PR in place when {followed} moves, and closes it if the pin \
 becomes current some other way.
 
 If this bump breaks main, revert it and pause the bot for this pin \
 (`paused: true` under `{pin}` in `.github/followup-bot.yml`)."""
 
 COMMENT_ALREADY_CURRENT = (
-    "Closing: `{file}` already pins `{dependency}` at `{value7}`, which is {relation} "
-    "`{upstream}@{branch}` (`{head7}`). Nothing to bump."
+    "Closing: `{file}` already pins `{dependency}` at `{value7}`, which is {where} "
+    "(`{head7}`). Nothing to bump."
 )
 RELATION_CURRENT = "the head of"
 RELATION_AHEAD = "ahead of"
@@ -76,14 +86,35 @@ def bump_branch(pin: str) -> str:
     return f"{BRANCH_PREFIX}{pin}"
 
 
-def short(sha: str) -> str:
-    return sha[:7]
+def short(value: str) -> str:
+    """A commit sha abbreviated as git does; any other pin value (a tag) whole."""
+    return value[:7] if _FULL_SHA.fullmatch(value) else value
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def followed(pin: PinConfig) -> str:
+    """What the pin follows, as the PR and its comments name it."""
+    if pin.track == "tags":
+        return FOLLOWED_TAGS.format(tags=pin.tags, upstream=pin.upstream)
+    return FOLLOWED_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
+
+
+def current_where(pin: PinConfig, *, current: bool) -> str:
+    """How a pin that needs no bump stands to what it follows ("the head of `a/b@main`")."""
+    if pin.track == "tags":
+        return followed(pin)  # a tag pin is never ahead: that is a refused downgrade
+    return f"{RELATION_CURRENT if current else RELATION_AHEAD} {followed(pin)}"
 
 
 def title_target(title: str) -> str | None:
-    """The abbreviated target a bump title names (to tell a skipped target)."""
+    """The target a bump title names, abbreviated if a sha (to tell a skipped target)."""
     match = TITLE_TARGET.search(title)
-    return match.group("new7") if match else None
+    if match:
+        return match.group("new7")
+    tagged = TITLE_TAG_TARGET.search(title)
+    return tagged.group("tag") if tagged else None
 
 
 def parse_compare_commits(commits: Sequence[Mapping[str, Any]]) -> list[UpstreamCommit]:
@@ -148,42 +179,56 @@ def _upstream_references(subject: str, commit: UpstreamCommit) -> str:
 
 def render(
     *,
-    pin: str,
-    dependency: str,
-    file: str,
-    upstream: str,
-    branch: str,
+    pin: PinConfig,
     old: str,
     new: str,
     total_commits: int,
     commits: Sequence[UpstreamCommit],
     compare_url: str,
+    release_url: str | None = None,
+    also: Sequence[str] = (),
 ) -> BumpText:
+    """A bump's title, body and commit message; ``also`` lists the companion files."""
     count = max(total_commits, len(commits))
-    title = TITLE.format(
-        pin=pin, old7=short(old), new7=short(new), count=count, plural="" if count == 1 else "s"
-    )
+    if pin.track == "tags":
+        title = TITLE_TAG.format(pin=pin.name, old=old, new=new)
+    else:
+        plural = "" if count == 1 else "s"
+        title = TITLE.format(
+            pin=pin.name, old7=short(old), new7=short(new), count=count, plural=plural
+        )
     listed = list(commits)[-MAX_LISTED_COMMITS:][::-1]  # newest first, like a log
     lines = [_subject_line(c) for c in listed]
     if count > len(listed):
         lines.append(f"- … and {count - len(listed)} more: [full comparison]({compare_url})")
-    intro = (
-        f"Bumps `{dependency}` in `{file}` from `{short(old)}` to `{short(new)}`, "
-        f"the head of `{upstream}@{branch}` ([compare]({compare_url}))."
+    relation = RELATION_TAG if pin.track == "tags" else RELATION_HEAD
+    links = [f"[compare]({compare_url})"]
+    if release_url is not None:
+        links.insert(0, RELEASE_NOTES.format(url=release_url))
+    intro = INTRO.format(
+        dependency=pin.dependency,
+        file=pin.file,
+        old=short(old),
+        new=short(new),
+        relation=relation,
+        followed=followed(pin),
     )
-    controls = BODY_CONTROLS.format(new7=short(new), upstream=upstream, branch=branch, pin=pin)
+    intro += f" ({', '.join(links)})."
+    if also:
+        intro += "\n\n" + ALSO_CHANGED.format(files=", ".join(f"`{file}`" for file in also))
+    controls = BODY_CONTROLS.format(new7=short(new), followed=followed(pin), pin=pin.name)
     body = "\n\n".join(
         [
             intro,
             f"### Upstream commits ({count})\n" + "\n".join(lines),
             controls,
-            MARKER.format(pin=pin, target=new),
+            MARKER.format(pin=pin.name, target=new),
         ]
     )
     plain = [f"- {c.date} {neutralise.commit_line(c.subject)} ({short(c.sha)})" for c in listed]
     if count > len(listed):
         plain.append(f"- ... and {count - len(listed)} more")
-    trailers = trailer_block(pin, old, new)
+    trailers = trailer_block(pin.name, old, new)
     message = "\n\n".join([title, "\n".join(plain), trailers])
     return BumpText(title=title, body=body, commit_message=message + "\n", trailers=trailers)
 

@@ -51,6 +51,8 @@ OPERATION_IDS: tuple[str, ...] = (
     "git/create-ref",
     "git/update-ref",
     "git/delete-ref",
+    "git/list-matching-refs",
+    "git/get-tag",
     "repos/get",
     "repos/get-branch",
     "repos/get-commit",
@@ -60,6 +62,11 @@ OPERATION_IDS: tuple[str, ...] = (
     "repos/get-collaborator-permission-level",
     "repos/get-combined-status-for-ref",
     "repos/create-commit-status",
+    "repos/list-tags",
+    "repos/list-releases",
+    "repos/get-latest-release",
+    "repos/get-release-by-tag",
+    "repos/get-release",
     "checks/list-for-ref",
     "checks/create",
     "checks/get",
@@ -103,6 +110,12 @@ WEBHOOK_SCHEMAS: tuple[str, ...] = (
     "webhook-check-run-created",
     "webhook-check-run-completed",
     "webhook-status",
+    "webhook-create",
+    "webhook-delete",
+    "webhook-release-created",
+    "webhook-release-published",
+    "webhook-release-released",
+    "webhook-release-prereleased",
 )
 
 # Documentation-only keywords: they cost most of the 13 MB and validate nothing.
@@ -334,7 +347,8 @@ def modernize(payload: Payload) -> Payload:
     """Add the fields today's schema requires that the 2019-era recordings lack.
 
     Only additions GitHub itself now makes, with the value it sends when the
-    feature is unused; nothing present is changed except the installation
+    feature is unused (a release's ``updated_at``, which is no feature, is its last
+    recorded change); nothing present is changed except the installation
     timestamps, which GitHub now sends as ISO 8601 strings instead of epoch ints.
     """
     for obj in _walk_objects(payload):
@@ -342,6 +356,10 @@ def modernize(payload: Payload) -> Payload:
             obj.setdefault("has_discussions", False)
         if {"verified", "reason", "signature"} <= obj.keys():  # a commit verification
             obj.setdefault("verified_at", None)
+        if {"tag_name", "upload_url", "assets"} <= obj.keys():  # a release
+            obj.setdefault("immutable", False)
+            # A recorded release was last changed when it was published (or created).
+            obj.setdefault("updated_at", obj.get("published_at") or obj.get("created_at"))
     installation = payload.get("installation")
     if isinstance(installation, dict) and "account" in installation:  # not the {id} stub
         installation.setdefault("app_slug", EXAMPLE_APP_SLUG)
@@ -383,6 +401,13 @@ def on_pull_request(created: Payload) -> Payload:
     return created
 
 
+def prereleased(recorded: Payload) -> Payload:
+    """A ``prereleased`` delivery is about a pre-release; the recording's says otherwise
+    (``prerelease: false``), which today's schema (``enum: [true]``) refuses."""
+    recorded["release"]["prerelease"] = True
+    return recorded
+
+
 Derivation = Callable[[Payload], Payload]
 # name -> (event, index in the package's list for that event, expected action,
 # derivations applied after ``modernize``). Indices name recordings that fit the
@@ -405,6 +430,12 @@ WEBHOOK_EXAMPLES: dict[str, tuple[str, int, str | None, tuple[Derivation, ...]]]
     "check_run.created": ("check_run", 4, "created", ()),
     "check_run.completed": ("check_run", 1, "completed", ()),
     "status.success": ("status", 0, None, ()),
+    "create.tag": ("create", 0, None, ()),
+    "delete.tag": ("delete", 0, None, ()),
+    "release.created": ("release", 1, "created", ()),
+    "release.published": ("release", 0, "published", ()),
+    "release.released": ("release", 12, "released", ()),
+    "release.prereleased": ("release", 8, "prereleased", (prereleased,)),
 }
 
 

@@ -4,12 +4,19 @@ from typing import Any
 
 import pytest
 
+from bot.config.models import PinConfig
 from bot.pins import text as bump_text
 from bot.pins.text import UpstreamCommit
 
 OLD = "a" * 40
 NEW = "b" * 40
 WEB = "https://github.com/vllm-project/flash-attention"
+PIN = PinConfig(
+    name="flash-attention",
+    upstream="vllm-project/flash-attention",
+    file="cmake/external_projects/vllm_flash_attn.cmake",
+    dependency="vllm-flash-attn",
+)
 
 
 def commit(n: int, subject: str = "") -> UpstreamCommit:
@@ -25,11 +32,7 @@ def commit(n: int, subject: str = "") -> UpstreamCommit:
 
 def render(commits: list[UpstreamCommit], total: int | None = None) -> bump_text.BumpText:
     return bump_text.render(
-        pin="flash-attention",
-        dependency="vllm-flash-attn",
-        file="cmake/external_projects/vllm_flash_attn.cmake",
-        upstream="vllm-project/flash-attention",
-        branch="main",
+        pin=PIN,
         old=OLD,
         new=NEW,
         total_commits=len(commits) if total is None else total,

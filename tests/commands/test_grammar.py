@@ -275,7 +275,7 @@ PAUSE = CommandSpec(
 )
 BUMP = CommandSpec(
     name="bump",
-    usage="@{handle} bump PIN [--to SHA]",
+    usage="@{handle} bump PIN [--to SHA|TAG]",
     summary="Rolls a pin now.",
     permission=Permission.WRITE,
     options=(OptionSpec("to", True, "the upstream commit", "SHA"),),

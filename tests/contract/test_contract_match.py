@@ -19,6 +19,8 @@ EXPECTED_OPERATIONS = {
     "git/create-ref": "POST",
     "git/update-ref": "PATCH",
     "git/delete-ref": "DELETE",
+    "git/list-matching-refs": "GET",
+    "git/get-tag": "GET",
     "repos/get": "GET",
     "repos/get-branch": "GET",
     "repos/get-commit": "GET",
@@ -27,6 +29,11 @@ EXPECTED_OPERATIONS = {
     "repos/list-commits": "GET",
     "repos/get-collaborator-permission-level": "GET",
     "repos/get-combined-status-for-ref": "GET",
+    "repos/list-tags": "GET",
+    "repos/list-releases": "GET",
+    "repos/get-latest-release": "GET",
+    "repos/get-release-by-tag": "GET",
+    "repos/get-release": "GET",
     "checks/list-for-ref": "GET",
     "checks/create": "POST",
     "checks/get": "GET",
@@ -142,6 +149,13 @@ def test_literal_segments_beat_a_greedy_parameter(
         ("DELETE", "/repos/o/r/issues/9/labels/ready", "issues/remove-label"),
         ("POST", "/app/installations/42/access_tokens", "apps/create-installation-access-token"),
         ("GET", "/rate_limit", "rate-limit/get"),
+        ("GET", "/repos/o/r/releases/latest", "repos/get-latest-release"),
+        ("GET", "/repos/o/r/releases/7", "repos/get-release"),
+        ("GET", "/repos/o/r/releases/tags/v1.0", "repos/get-release-by-tag"),
+        ("GET", "/repos/o/r/releases", "repos/list-releases"),
+        ("GET", "/repos/o/r/tags", "repos/list-tags"),
+        ("GET", "/repos/o/r/git/tags/abc123", "git/get-tag"),
+        ("GET", "/repos/o/r/git/matching-refs/tags/v1", "git/list-matching-refs"),
     ],
 )
 def test_sibling_templates_are_told_apart(
@@ -173,3 +187,9 @@ def test_a_known_path_with_the_wrong_method_matches_nothing(contract: Contract) 
     assert contract.match("POST", "/repos/o/r/pulls/5/merge") is None
     assert contract.allowed_methods("/repos/o/r/pulls/5/merge") == ["PUT"]
     assert contract.allowed_methods("/repos/o/r/git/refs/heads/x") == ["DELETE", "PATCH"]
+
+
+def test_a_release_tag_may_hold_slashes(contract: Contract) -> None:
+    match = _matched(contract, "GET", "/repos/o/r/releases/tags/release/v1")
+    assert match.operation.operation_id == "repos/get-release-by-tag"
+    assert match.path_params["tag"] == "release/v1"

@@ -41,6 +41,21 @@ def test_the_push_is_to_a_branch() -> None:
     assert load_webhook_example("push.branch")["ref"].startswith("refs/heads/")
 
 
+@pytest.mark.parametrize("event", ["create", "delete"])
+def test_the_ref_events_are_about_a_tag(event: str) -> None:
+    assert load_webhook_example(f"{event}.tag")["ref_type"] == "tag"
+
+
+@pytest.mark.parametrize("action", ["created", "published", "released", "prereleased"])
+def test_the_release_examples_carry_their_action(action: str) -> None:
+    payload = load_webhook_example(f"release.{action}")
+    assert payload["action"] == action
+    # Fields today's schema requires and the recordings lacked (see modernize()).
+    assert payload["release"]["immutable"] is False
+    assert payload["release"]["updated_at"] == payload["release"]["published_at"]
+    assert payload["release"]["prerelease"] is (action == "prereleased")
+
+
 def test_the_merged_variant_looks_merged() -> None:
     closed = load_webhook_example("pull_request.closed")["pull_request"]
     merged = load_webhook_example("pull_request.merged")["pull_request"]

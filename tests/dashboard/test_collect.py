@@ -78,8 +78,8 @@ async def test_an_empty_store(store: SQLiteStore, config: RepoConfig) -> None:
     assert data.entries == ()
     assert data.retries == ()
     assert data.pins == (
-        PinRow("deepgemm", None, None, None, None, None, None, True, None),
-        PinRow("flash-attention", None, None, None, None, None, None, False, None),
+        PinRow("deepgemm", None, None, None, None, None, None, True, None, "branch main"),
+        PinRow("flash-attention", None, None, None, None, None, None, False, None, "branch main"),
     )
 
 
@@ -110,9 +110,18 @@ async def test_pins_from_bump_and_snapshot_documents(
 
     data = await collect(store, REPO, config, now=NOW)
     assert data.pins == (
-        PinRow("deepgemm", None, None, None, None, None, None, True, failure),
+        PinRow("deepgemm", None, None, None, None, None, None, True, failure, "branch main"),
         PinRow(
-            "flash-attention", SHA_PINNED, SHA_HEAD, 4, 3.0, 41, "open, CI running", False, None
+            "flash-attention",
+            SHA_PINNED,
+            SHA_HEAD,
+            4,
+            3.0,
+            41,
+            "open, CI running",
+            False,
+            None,
+            "branch main",
         ),
     )
 

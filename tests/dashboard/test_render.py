@@ -40,6 +40,7 @@ def pin(name: str = "flash-attention", **changes: object) -> PinRow:
         pr_state="open",
         paused=False,
         last_failure=None,
+        follows="branch main",
     )
     return replace(row, **changes)  # type: ignore[arg-type]
 
@@ -83,10 +84,11 @@ def test_one_of_each_exactly() -> None:
     assert render(data, handle="bot") == (
         f"{INTRO}\n\n"
         "## Pins\n\n"
-        "| pin | pinned | upstream head | behind | oldest unrolled commit | bump PR | paused "
-        "| last failure |\n"
-        "|---|---|---|---|---|---|---|---|\n"
-        "| flash-attention | `aaaaaaa` | `bbbbbbb` | 3 | 2 days | #12 (open) | no | - |\n\n"
+        "| pin | follows | pinned | kept in sync | upstream head | behind "
+        "| oldest unrolled commit | bump PR | paused | last failure |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
+        "| flash-attention | `branch main` | `aaaaaaa` | - | `bbbbbbb` | 3 | 2 days "
+        "| #12 (open) | no | - |\n\n"
         "## Allowlist entries\n\n"
         "| entry | owning pin | last evidence | date |\n"
         "|---|---|---|---|\n"
@@ -104,6 +106,32 @@ def test_one_of_each_exactly() -> None:
         "| nccl-timeout | 1 | 1 |\n\n"
         f"{MARKER}\n"
     )
+
+
+def test_a_tag_pin_shows_whole_tags_and_its_files_kept_in_sync() -> None:
+    row = pin(
+        "deepgemm",
+        pinned="v4.10.12",
+        upstream_head="v4.11.0",
+        follows="tags v*",
+        companions=(
+            ("tools/install_deepgemm.sh", None),
+            ("docker/Dockerfile", "holds 'v4.9.0'"),
+        ),
+    )
+    line = pin_line(render(DashboardData(repo="a/b", pins=(row,)), handle="bot"), "deepgemm")
+    assert line.startswith(
+        "| deepgemm | `tags v*` | `v4.10.12` | tools/install_deepgemm.sh ✓; "
+        "docker/Dockerfile ✗ (holds 'v4.9.0') | `v4.11.0` |"
+    )
+
+
+def test_without_a_config_what_a_pin_follows_is_unknown() -> None:
+    line = pin_line(
+        render(DashboardData(repo="a/b", pins=(pin(follows=None),)), handle="bot"),
+        "flash-attention",
+    )
+    assert line.startswith("| flash-attention | ? | `aaaaaaa` | - |")
 
 
 def test_config_errors_come_first() -> None:
@@ -143,8 +171,12 @@ def test_unknown_and_current_pins() -> None:
     )
     current = pin("current", behind=0, oldest_unrolled_age_days=None, pr=None)
     body = render(DashboardData(repo="a/b", pins=(unknown, current)), handle="bot")
-    assert pin_line(body, "unknown") == "| unknown | ? | ? | ? | ? | - | no | - |"
-    assert pin_line(body, "current") == "| current | `aaaaaaa` | `bbbbbbb` | 0 | - | - | no | - |"
+    assert pin_line(body, "unknown") == (
+        "| unknown | `branch main` | ? | - | ? | ? | ? | - | no | - |"
+    )
+    assert pin_line(body, "current") == (
+        "| current | `branch main` | `aaaaaaa` | - | `bbbbbbb` | 0 | - | - | no | - |"
+    )
 
 
 def test_ages_are_whole_days() -> None:

@@ -104,6 +104,9 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "deleted": False,
     },
     "sync": {"repository": {"full_name": UNSERVED}, "select": {"pin": "flash-attention"}},
+    # a new branch: read whole, then nothing to do
+    "create": {"ref": "topic", "ref_type": "branch", "repository": {"full_name": UNSERVED}},
+    "release": {"action": "published", "repository": {"full_name": UNSERVED}},
 }
 
 
@@ -281,6 +284,15 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
             ({"repository.default_branch": 1}, wrong("repository.default_branch", INTEGER, STRING)),
         ],
     ),
+    handlers.bump.on_tag_created: (
+        "create",
+        [
+            *REPOSITORY_CASES,
+            ({"ref_type": _ABSENT}, missing("ref_type")),
+            ({"ref_type": 1}, wrong("ref_type", INTEGER, STRING)),
+        ],
+    ),
+    handlers.bump.on_release_published: ("release", REPOSITORY_CASES),
     handlers.bump.on_sync: (
         "sync",
         [

@@ -77,7 +77,10 @@ def test_dashboard_rows_from_others_stay_in_their_cells_and_inert() -> None:
         repo="a/b",
         config_errors=("x.yml:1:1: bad value '```'", EVIL),
         # no PR numbers or logins of the bot's own here: every row is others' text only
-        pins=(PinRow("p", "a" * 40, "b" * 40, 1, 2.0, None, None, False, last_failure=EVIL),),
+        pins=(
+            PinRow("p", "a" * 40, "b" * 40, 1, 2.0, None, None, False, last_failure=EVIL,
+                   follows="tags v*", companions=(("tools/a.sh", EVIL), ("tools/b.sh", None))),
+        ),
         entries=(EntryRow(EVIL, "p", "stale", "2026-01-01"),),
         retries=(
             RetryRow("j", None, step=EVIL, job_class="flaky", rule=EVIL, outcome="passed",
@@ -92,7 +95,7 @@ def test_dashboard_rows_from_others_stay_in_their_cells_and_inert() -> None:
         assert acts(line) == [], line
         assert links(line) == 0, line
         assert "<img" not in _CODE_SPAN.sub("", line).replace("\\<img", ""), line
-    widths = {"| pin ": 8, "| entry ": 4, "| date ": 8, "| step ": 4, "| rule or class ": 3}
+    widths = {"| pin ": 10, "| entry ": 4, "| date ": 8, "| step ": 4, "| rule or class ": 3}
     width = 0
     for line in table:
         width = next((w for head, w in widths.items() if line.startswith(head)), width)

@@ -219,8 +219,9 @@ def test_missing_dependency_is_reported_as_not_found() -> None:
     with pytest.raises(PinError) as caught:
         read_pin(text, "foo", filename=FILE)
 
-    assert str(caught.value) == "cmake/x.cmake: dependency 'foo' not found"
-    assert str(caught.value) == f"{FILE}: {pins.MSG_NOT_FOUND.format(dependency='foo')}"
+    assert str(caught.value) == "dependency 'foo' not found in cmake/x.cmake; it declares: bar"
+    detail = pins.MSG_NOT_FOUND.format(dependency="foo", filename=FILE, declared="bar")
+    assert str(caught.value) == detail
 
 
 def test_two_git_tag_declarations_are_ambiguous_and_named() -> None:

@@ -121,7 +121,8 @@ def test_pin_errors_exit_2_with_the_message(repo: Path) -> None:
     code, out, err = run(repo, dependency="nope", write=True)
 
     assert (code, out) == (EXIT_FAILED, "")
-    assert err == f"error: {FILE}: dependency 'nope' not found\n"
+    detail = pins.MSG_NOT_FOUND.format(dependency="nope", filename=FILE, declared=DEPENDENCY)
+    assert err == f"error: {detail}\n"
     assert (repo / FILE).read_bytes() == before
 
 
