@@ -264,3 +264,23 @@ async def test_a_tag_without_a_release_is_followed_from_its_create_webhook(env: 
     assert pull["title"] == "Bump cutlass from v4.4.2 to v4.5.0"
     assert "release notes" not in pull["body"]  # upstream published none
     assert "Prepare 4.5" in pull["body"]
+
+
+async def test_a_release_tagged_on_a_release_branch_and_a_tag_on_a_tree(env: Harness) -> None:
+    seed(env)
+    await env.start()
+    gh = env.sandbox
+    base = gh.head(CUTLASS)
+    gh.set_ref(CUTLASS, "release/4.5", base)
+    fix = gh.commit(
+        CUTLASS, {"fix.h": "// 4.5 fix\n"}, "Backport a fix (#2400)", branch="release/4.5"
+    )
+    tree = gh.store.read_commit(CUTLASS, base).tree
+    gh.create_tag(CUTLASS, "v9.0.0", tree)  # not a commit: GitHub lists no such tag
+    gh.create_tag(CUTLASS, "v4.5.0", fix, annotated=True, message="4.5.0 from its branch")
+    await env.settle()
+
+    [pull] = pulls(env, CUTLASS_BRANCH)
+    assert pull["title"] == "Bump cutlass from v4.4.2 to v4.5.0"
+    assert "Backport a fix" in pull["body"]
+    assert gh.read_file(DOWNSTREAM, CUTLASS_BRANCH, "CMakeLists.txt") == cmakelists("v4.5.0")
