@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sandbox.github_annotations import Annotation, annotations_from
 from sandbox.github_http import ApiError, not_found
 from sandbox.github_state import APP_PERMISSIONS, App, CheckRun, Issue, Repo
 
@@ -96,6 +97,7 @@ class CheckRunFields:
     title: str | None = None
     summary: str | None = None
     text: str | None = None
+    annotations: tuple[Annotation, ...] = ()  # appended to the run's, as GitHub does
 
     @classmethod
     def from_body(cls, body: object) -> CheckRunFields:
@@ -113,6 +115,7 @@ class CheckRunFields:
             title=_text(out, "title"),
             summary=_text(out, "summary"),
             text=_text(out, "text"),
+            annotations=annotations_from(out),
         )
 
 
@@ -151,6 +154,7 @@ def apply(run: CheckRun, fields: CheckRunFields, now: float, *, actions: bool) -
         run.external_id = fields.external_id
     if fields.details_url is not None:
         run.details_url = fields.details_url
+    run.annotations.extend(fields.annotations)
     for key in ("title", "summary", "text"):
         value = getattr(fields, key)
         if value is not None:

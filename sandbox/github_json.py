@@ -266,7 +266,7 @@ class GitHubJson(TagJson):
                 "title": run.title,
                 "summary": run.summary,
                 "text": run.text,
-                "annotations_count": 0,
+                "annotations_count": len(run.annotations),
                 "annotations_url": f"{url}/annotations",
             },
             "name": run.name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sandbox.github_annotations import annotation_json
 from sandbox.github_check_runs import (
     CHECKS_READ_ONLY,
     OTHER_APPS_RUN,
@@ -25,6 +26,12 @@ def register(router: Router, sandbox: GitHubSandbox) -> None:
     router.add("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}", "checks/get", routes.get)
     router.add(
         "PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", "checks/update", routes.update
+    )
+    router.add(
+        "GET",
+        "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",
+        "checks/list-annotations",
+        routes.annotations,
     )
     router.add(
         "GET",
@@ -73,6 +80,16 @@ class CheckRoutes:
         completed = self.sb.check_runs.update(run, CheckRunFields.from_body(call.body))
         await self.sb.check_runs.reported(repo, run, created=False, completed=completed)
         return Reply(200, self.sb.json.check_run(repo, run))
+
+    async def annotations(self, call: Call) -> Reply:
+        """A run's annotations, oldest first, paginated like GitHub's other lists."""
+        repo = call.the_repo
+        run = self.sb.check_runs.find(repo, call.params["check_run_id"])
+        url = f"{self.sb.base_url}/repos/{repo.full_name}/check-runs/{run.id}/annotations"
+        page, headers = paginate(call, run.annotations, url)
+        web = f"{self.sb.json.html}/{repo.full_name}/blob/{run.head_sha}"
+        items = [annotation_json(a, f"{web}/{a.path}") for a in page]
+        return Reply(200, items, headers)
 
     async def list_for_ref(self, call: Call) -> Reply:
         repo = call.the_repo

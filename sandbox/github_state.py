@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sandbox.github_annotations import Annotation
 
 # What an installation of the App may do (GitHub's app permissions, as the README
 # tells operators to grant them): checks are read-only, so creating a check run
@@ -128,6 +132,7 @@ class CheckRun:
     text: str | None
     created_at: float
     updated_at: float
+    annotations: list[Annotation] = field(default_factory=list)
 
 
 @dataclass

@@ -70,6 +70,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "checks/list-for-ref",
     "checks/create",
     "checks/get",
+    "checks/list-annotations",
     "checks/update",
     "pulls/create",
     "pulls/list",
