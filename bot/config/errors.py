@@ -6,7 +6,7 @@ import datetime
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
@@ -122,10 +122,18 @@ def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _choices_at(loc: tuple[int | str, ...]) -> tuple[object, ...]:
-    """The values the ``Literal`` field at ``loc`` allows."""
-    model = _model_at(loc[:-1])
-    field = model.model_fields.get(str(loc[-1])) if model is not None else None
-    return get_args(field.annotation) if field is not None else ()
+    """The values the ``Literal`` at ``loc`` allows (a field, or an item of a list field)."""
+    names = [part for part in loc if isinstance(part, str)]
+    model = _model_at(tuple(names[:-1])) if names else None
+    field = model.model_fields.get(names[-1]) if model is not None else None
+    return _literal_choices(field.annotation) if field is not None else ()
+
+
+def _literal_choices(annotation: Any) -> tuple[object, ...]:
+    # Literal["a", "b"] gives its values; tuple[Literal[...], ...] and X | None look inside.
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    return next((found for found in map(_literal_choices, get_args(annotation)) if found), ())
 
 
 def message_for(error: ErrorDetails) -> str:

@@ -86,6 +86,7 @@ MSG_ALLOWLIST_NEEDS_EVIDENCE = (
     "or allowlist.wheel_url (the bot audits the wheel itself)"
 )
 MSG_COMPANION_IS_PIN_FILE = "{file} is the pin's own file; list other files under also"
+MSG_DUPLICATE_MIGRATION = "duplicate migration name {name!r} (first at migrations[{index}])"
 MSG_DUPLICATE_DEPENDENCY = "pins[{index}] already follows {dependency!r} in {file}"
 
 # followup-bot check-config

@@ -18,6 +18,7 @@ from bot.config.messages import (
     MSG_COMPANION_KEY_PATH,
     MSG_COMPANION_ONE_OF,
 )
+from bot.config.routing import MigrationConfig, RoutingConfig
 from bot.config.types import (
     BlockedBuilds,
     Branch,
@@ -189,7 +190,7 @@ class RetryConfig(_Section):
     flaky_rules: tuple[LogRule, ...] = ()
 
 
-_SECTIONS = frozenset({"pins", "allowlist", "buildkite", "landing", "retry"})
+_SECTIONS = frozenset({"pins", "allowlist", "buildkite", "landing", "retry", "routing"})
 
 
 class RepoConfig(_Section):
@@ -201,6 +202,8 @@ class RepoConfig(_Section):
     buildkite: BuildkiteConfig | None = None
     landing: LandingConfig | None = None
     retry: RetryConfig = RetryConfig()
+    routing: RoutingConfig | None = None  # the "CI routing" check on PRs
+    migrations: tuple[MigrationConfig, ...] = ()  # routing sweeps, one PR each
 
     @model_validator(mode="before")
     @classmethod

@@ -37,6 +37,7 @@ from bot.config.messages import (
     MSG_COMPANION_IS_PIN_FILE,
     MSG_DUPLICATE_DEPENDENCY,
     MSG_DUPLICATE_KEY,
+    MSG_DUPLICATE_MIGRATION,
     MSG_DUPLICATE_PIN,
     MSG_EMPTY_CONFIG,
     MSG_KEY_NOT_STRING,
@@ -225,6 +226,16 @@ def _pin_problems(config: RepoConfig, builder: _DataBuilder) -> Iterator[ConfigP
             yield problem_at(builder.filename, builder.where[path].value, path, message)
 
 
+def _migration_problems(config: RepoConfig, builder: _DataBuilder) -> Iterator[ConfigProblem]:
+    names: dict[str, int] = {}
+    for index, migration in enumerate(config.migrations):
+        first = names.setdefault(migration.name.casefold(), index)
+        if first != index:
+            path: _FieldPath = ("migrations", index, "name")
+            message = MSG_DUPLICATE_MIGRATION.format(name=migration.name, index=first)
+            yield problem_at(builder.filename, builder.where[path].value, path, message)
+
+
 def _section_problems(
     config: RepoConfig, data: dict[str, object], builder: _DataBuilder
 ) -> Iterator[ConfigProblem]:
@@ -278,6 +289,7 @@ def parse_repo_config(text: str, *, filename: str = CONFIG_PATH) -> RepoConfig:
                 problems.append(problem_at(filename, mark, error["loc"], message_for(error)))
         raise ConfigError(problems) from None
     problems.extend(_pin_problems(config, builder))
+    problems.extend(_migration_problems(config, builder))
     problems.extend(_section_problems(config, data, builder))
     if problems:
         raise ConfigError(problems)

@@ -47,6 +47,21 @@ MergeMethod: TypeAlias = Literal["merge", "squash", "rebase"]
 BlockedBuilds: TypeAlias = Literal["green", "wait"]
 PinTrack: TypeAlias = Literal["branch", "tags"]
 CompanionFormat: TypeAlias = Literal["shell", "cmake", "python", "yaml"]
+# The routing invariants (see docs/configuration.md, `routing`), as the check names them.
+Invariant: TypeAlias = Literal[
+    "cuda-required",
+    "image-producer",
+    "multi-node-kubernetes",
+    "kubernetes-plugin",
+    "l4-num-devices",
+    "unknown-device",
+    "unknown-field",
+    "duplicate-key",
+    "missing-dependency",
+    "num-nodes-without-devices",
+    "concurrency-without-group",
+    "required-optional",
+]
 
 MAX_COOLDOWN_MINUTES = 7 * 24 * 60
 MAX_LABEL_LENGTH = 50  # GitHub rejects longer label names

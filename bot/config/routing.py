@@ -1,0 +1,65 @@
+"""The `routing` and `migrations` sections: the CI routing check and migration sweeps.
+
+``routing`` says which files of the repository feed vLLM's pipeline generator (a PR
+touching them gets a "CI routing" check run), which steps need the CUDA build, which
+invariant breaks only warn rather than fail the check.
+``migrations`` are sweeps: every step ``select`` matches, less ``exclude``, gets ``set``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.config.types import Glob, Invariant, PathGlob, PinName, Regex, RepoPath, Word
+
+DEFAULT_CI_CONFIG = ".buildkite/ci_config.yaml"
+DEFAULT_ROUTING_PATHS = (DEFAULT_CI_CONFIG, ".buildkite/test_areas/**")
+DEFAULT_REQUIRED_KEYS = ("torch-stable-abi-audit",)
+# Every invariant fails the check unless the repository says it only warns.
+DEFAULT_WARNINGS: tuple[Invariant, ...] = ()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class RoutingConfig(_Section):
+    ci_config: RepoPath = DEFAULT_CI_CONFIG
+    paths: tuple[PathGlob, ...] = DEFAULT_ROUTING_PATHS  # a PR touching these is checked
+    required_keys: tuple[Word, ...] = DEFAULT_REQUIRED_KEYS  # steps that need the CUDA build
+    required_commands: tuple[Regex, ...] = ()  # ... or whose commands match one of these
+    warnings: tuple[Invariant, ...] = DEFAULT_WARNINGS  # reported as neutral, not failure
+
+
+class StepMatch(_Section):
+    """Which steps: every given field must match (globs on text, equality otherwise)."""
+
+    key: Glob | None = None
+    label: Glob | None = None
+    group: Glob | None = None
+    file: PathGlob | None = None
+    queue: Glob | None = None
+    plugin: Word | None = None  # docker | kubernetes | none
+    device: Glob | None = None
+    multi_node: bool | None = None
+
+
+class StepExclusion(StepMatch):
+    reason: Annotated[str, Field(min_length=1)]  # said in the migration PR
+
+
+class StepValues(_Section):
+    """What a migration sets on each selected step (only the fields given)."""
+
+    device: Word | None = None
+    num_devices: Annotated[int, Field(ge=1, le=8)] | None = None
+    no_plugin: bool | None = None
+
+
+class MigrationConfig(_Section):
+    name: PinName  # names the branch followup-bot/migrate/<name>
+    select: StepMatch
+    exclude: tuple[StepExclusion, ...] = ()
+    set: StepValues
