@@ -51,6 +51,7 @@ def register(router: Router, sandbox: GitHubSandbox) -> None:
     add("GET", "/repos/{owner}/{repo}/git/trees/{tree_sha}", "git/get-tree", routes.get_tree)
     add("POST", "/repos/{owner}/{repo}/git/trees", "git/create-tree", routes.create_tree)
     add("POST", "/repos/{owner}/{repo}/git/blobs", "git/create-blob", routes.create_blob)
+    add("GET", "/repos/{owner}/{repo}/git/blobs/{file_sha}", "git/get-blob", routes.get_blob)
 
 
 class GitRoutes:
@@ -120,6 +121,16 @@ class GitRoutes:
         return self.sb.bot_user
 
     # -- objects ----------------------------------------------------------------------------
+
+    async def get_blob(self, call: Call) -> Reply:
+        """A blob by its sha (base64); anything else, or no such object, is 404."""
+        repo = call.the_repo
+        store, sha = self.sb.store, call.params["file_sha"]
+        kind = await self.sb.git(store.object_type, repo.full_name, sha) if is_sha(sha) else None
+        if kind != "blob":
+            raise not_found()
+        data = await self.sb.git(store.read_blob, repo.full_name, sha)
+        return Reply(200, self.sb.json.blob(repo, sha, data))
 
     async def create_blob(self, call: Call) -> Reply:
         repo = call.the_repo

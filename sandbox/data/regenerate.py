@@ -46,6 +46,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "git/get-commit",
     "git/get-tree",
     "git/create-blob",
+    "git/get-blob",
     "git/create-tree",
     "git/create-commit",
     "git/create-ref",

@@ -38,6 +38,7 @@ EXPECTED_OPERATIONS = {
     "checks/create": "POST",
     "checks/get": "GET",
     "checks/list-annotations": "GET",
+    "git/get-blob": "GET",
     "checks/update": "PATCH",
     "pulls/create": "POST",
     "pulls/list": "GET",

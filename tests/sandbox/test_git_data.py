@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import subprocess
 
+import gidgethub
+import pytest
 from gidgethub.aiohttp import GitHubAPI
 
 from sandbox.github_server import GitHubSandbox
@@ -182,4 +184,19 @@ async def test_invalid_shas_are_refused(sandbox: GitHubSandbox, raw: RawApi) -> 
         {"tree": [{"path": "a", "mode": "100644", "type": "blob", "sha": "c" * 40}]},
     )
     assert bad_entry.status == 422
+    assert sandbox.violations == []
+
+
+async def test_a_blob_is_read_by_its_sha_and_nothing_else_is(
+    sandbox: GitHubSandbox, gh: GitHubAPI
+) -> None:
+    sha = sandbox.commit(REPO, {"tools/x.sh": "REF=1\n"}, "add x")
+    blob = (await gh.getitem(f"/repos/{REPO}/contents/tools/x.sh?ref={sha}"))["sha"]
+    got = await gh.getitem(f"/repos/{REPO}/git/blobs/{blob}")
+    assert (got["sha"], got["encoding"], got["size"]) == (blob, "base64", 6)
+    assert base64.b64decode(got["content"]) == b"REF=1\n"
+    for other in (sha, "0" * 40, "main"):
+        with pytest.raises(gidgethub.BadRequest) as missing:
+            await gh.getitem(f"/repos/{REPO}/git/blobs/{other}")
+        assert missing.value.status_code == 404
     assert sandbox.violations == []
