@@ -39,9 +39,10 @@ typecheck: $(STAMP)
 # hands out the longest tests first.
 PYTEST := $(BIN)/pytest -q -n auto --dist worksteal
 
-# The pure modules (the two editors, the config schema, the ABI audit, the failure classes,
-# the landing rules): every branch is tested, and the gate below keeps it so.
-PURE := bot/edit/*,bot/config/*,bot/abi/*,bot/retry/classify.py,bot/retry/signature.py,bot/landing/rules.py
+# The pure modules (the editors, the config schema, the ABI audit, the routing model, tag
+# versions, the failure classes, the landing rules): every branch is tested, and the gate
+# below keeps it so.
+PURE := bot/edit/*,bot/config/*,bot/abi/*,bot/routing/*,bot/pins/versions.py,bot/retry/classify.py,bot/retry/signature.py,bot/landing/rules.py
 # Statement coverage of bot/ and handlers/, rounded down from the measured level. The data
 # has branches too (for the pure modules), and coverage's own total then counts them, so
 # this gate reads the statements' share from the JSON report.

@@ -1,5 +1,5 @@
-"""The ``followup-bot`` command: serve, demo, check-config, discover, plan, report, audit,
-deliveries."""
+"""The ``followup-bot`` command: serve, demo, check-config, discover, routes, plan, report,
+audit, deliveries."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """check-config and discover: writing the config, checking it against a checkout."""
+    """check-config, discover and routes: writing the config, checking it against a checkout."""
     check = commands.add_parser("check-config", help="validate a .github/followup-bot.yml file")
     check.add_argument("path", type=Path)
     check.add_argument(
@@ -158,6 +158,22 @@ def _config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     discover.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
     discover.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    routes = commands.add_parser(
+        "routes", help="route a checkout's CI steps as vLLM's pipeline generator would"
+    )
+    routes.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    routes.add_argument(
+        "--pull-request", type=_positive, metavar="NUMBER", help="route a PR build of this PR"
+    )
+    routes.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a generator input (BUILDKITE_BRANCH, TORCH_NIGHTLY...); this process's own "
+        "environment is never read",
+    )
+    routes.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def _demo(keep: Path | None) -> int:
@@ -184,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.cli.discover import discover_command
 
         return discover_command(args.repo, as_json=args.json, out=sys.stdout, err=sys.stderr)
+    if args.command == "routes":
+        return _routes(args)
     if args.command == "deliveries":
         from bot.cli.deliveries import deliveries_command
 
@@ -204,6 +222,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             err=sys.stderr,
         )
     return _plan(args)
+
+
+def _routes(args: argparse.Namespace) -> int:
+    from bot.cli.routes import routes_command
+
+    return routes_command(
+        args.repo,
+        pull_request=args.pull_request,
+        env_items=args.env,
+        as_json=args.json,
+        out=sys.stdout,
+        err=sys.stderr,
+    )
 
 
 def _plan(args: argparse.Namespace) -> int:
