@@ -61,6 +61,7 @@ class RoutedStep:
     retry_signal_reasons: tuple[str, ...] = ()
     key_derived: bool = False
     commands: tuple[str, ...] = ()  # as written; the routing check matches required ones
+    device_line: int | None = None  # where ``device`` is written: what decided the queue
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ def _route_step(
         group=group if isinstance(group, str) else None,
         file=raw.file,
         line=raw.line,
+        device_line=_line_of(raw, "device"),
         depends_on=tuple(str(key) for key in depends_on) if isinstance(depends_on, tuple) else (),
     )
 
@@ -165,6 +167,11 @@ def _routed(
         retry_signal_reasons=retry.signal_reasons,
         **where,  # type: ignore[arg-type]
     )
+
+
+def _line_of(raw: RawStep, name: str) -> int | None:
+    where = raw.positions.get(name)
+    return None if where is None else where.line
 
 
 def _commands(value: object) -> tuple[str, ...]:

@@ -38,24 +38,27 @@ def required_problems(
 ) -> list[RoutingProblem]:
     """What each step that needs the CUDA build breaks of invariants 1 and 6."""
     return [
-        RoutingProblem(step.file, step.line, 1, message)
+        RoutingProblem(step.file, line, 1, message)
         for step in steps
         if step.mirror_of is None and needs_cuda(step, keys, commands)
-        for message in _messages(step, tables)
+        for line, message in _messages(step, tables)
     ]
 
 
-def _messages(step: RoutedStep, tables: RoutingTables) -> Iterator[str]:
+def _messages(step: RoutedStep, tables: RoutingTables) -> Iterator[tuple[int, str]]:
+    """(line, message) for each rule broken; the queue and image ones at the ``device``
+    line when there is one, since the device decides both."""
     cuda = tables.producers.get("", "image-build")
+    routed_at = step.device_line or step.line
     if step.plugin is None:
-        yield MSG_NO_PLUGIN.format(key=step.key)
+        yield step.line, MSG_NO_PLUGIN.format(key=step.key)
     elif step.image_suffix is None or tables.producers.get(step.image_suffix) != cuda:
         image = NO_IMAGE if step.image_suffix is None else f"the {step.image_suffix!r} image"
-        yield MSG_OFF_CUDA_IMAGE.format(key=step.key, image=image, queue=step.queue)
+        yield routed_at, MSG_OFF_CUDA_IMAGE.format(key=step.key, image=image, queue=step.queue)
     if step.gpus < 1:
-        yield MSG_NO_GPU.format(key=step.key, queue=step.queue, gpus=step.gpus)
+        yield routed_at, MSG_NO_GPU.format(key=step.key, queue=step.queue, gpus=step.gpus)
     if cuda not in step.depends_on:
-        yield MSG_NOT_AFTER_BUILD.format(key=step.key, producer=cuda)
+        yield step.line, MSG_NOT_AFTER_BUILD.format(key=step.key, producer=cuda)
     for flag in ("soft_fail", "optional"):
         if getattr(step, flag):
-            yield MSG_NOT_REQUIRED.format(key=step.key, flag=flag)
+            yield step.line, MSG_NOT_REQUIRED.format(key=step.key, flag=flag)

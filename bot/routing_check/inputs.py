@@ -1,46 +1,31 @@
 """What the routing model reads, from GitHub: the generator's files at one commit.
 
 One recursive tree read names every file and its blob; a blob is content-addressed,
-so each is read once per process and kept (bounded): checking a PR reads the two
-trees (base and head) and only the blobs no earlier check has read — after the first
-PR, usually just the ones the PR changed.
+so its text is kept in the scope's shared cache: checking a PR reads the two trees
+(base and head) and only the blobs no recent check has read — after the first PR,
+usually just the ones the PR changed.
 """
 
 from __future__ import annotations
 
 import base64
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
+from typing import Any
 
 from gidgethub.abc import GitHubAPI
 
 from bot.github.changes import Repo
 from bot.landing.rules import path_matches
 
-MAX_KEPT_BLOBS = 2048  # vLLM's generator inputs are ~30 files; many PRs' worth
-
-
-class BlobCache:
-    """Blob texts by sha, oldest dropped first."""
-
-    def __init__(self, limit: int = MAX_KEPT_BLOBS) -> None:
-        self._texts: OrderedDict[str, str] = OrderedDict()
-        self._limit = limit
-
-    def get(self, sha: str) -> str | None:
-        text = self._texts.get(sha)
-        if text is not None:
-            self._texts.move_to_end(sha)
-        return text
-
-    def put(self, sha: str, text: str) -> None:
-        self._texts[sha] = text
-        if len(self._texts) > self._limit:
-            self._texts.popitem(last=False)
+CACHE_KIND = "routing-blob"
 
 
 async def read_inputs(
-    gh: GitHubAPI, repo: Repo, commit: str, globs: Sequence[str], blobs: BlobCache
+    gh: GitHubAPI,
+    repo: Repo,
+    commit: str,
+    globs: Sequence[str],
+    cache: MutableMapping[Any, Any],
 ) -> dict[str, str]:
     """``{path: text}`` of the files at ``commit`` that ``globs`` name (UTF-8 text only:
     the model reports a file it cannot read as missing)."""
@@ -53,13 +38,12 @@ async def read_inputs(
         path, sha = str(entry.get("path")), str(entry.get("sha"))
         if entry.get("type") != "blob" or not any(path_matches(path, g) for g in globs):
             continue
-        text = blobs.get(sha)
-        if text is None:
-            text = await _read_blob(gh, repo, sha)
-            if text is None:
-                continue
-            blobs.put(sha, text)
-        files[path] = text
+        key = (CACHE_KIND, repo.full_name, sha)
+        if key not in cache:
+            cache[key] = await _read_blob(gh, repo, sha)
+        text = cache[key]
+        if isinstance(text, str):
+            files[path] = text
     return files
 
 

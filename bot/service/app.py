@@ -23,6 +23,7 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
+import handlers.routing
 from bot.buildkite.client import BuildkiteClient
 from bot.buildkite.transport import BuildkiteConnection
 from bot.github.client import GitHubApp
@@ -60,6 +61,7 @@ DEFAULT_ROUTERS: tuple[routing.Router, ...] = (
     handlers.allowlist.router,
     handlers.commands.router,
     handlers.dashboard.router,
+    handlers.routing.router,
     handlers.landing.router,
 )
 BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"

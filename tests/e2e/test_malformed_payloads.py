@@ -21,6 +21,7 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
+import handlers.routing
 from bot.service.app import DEFAULT_ROUTERS
 from bot.service.errors import PermanentError
 from bot.service.payload import ERROR_MISSING_FIELD, ERROR_WRONG_TYPE
@@ -62,6 +63,15 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "action": "synchronize",  # or closed: set per registration
         "repository": {"full_name": UNSERVED},
         "pull_request": PULL,
+    },
+    "pull_request.head": {
+        "action": "opened",  # or synchronize, reopened: set per registration
+        "repository": {"full_name": UNSERVED},
+        "pull_request": {
+            **PULL,
+            "head": {"ref": "ci/migrate", "sha": "abc"},
+            "base": {"ref": "main", "sha": "def"},
+        },
     },
     "status": {
         "repository": {"full_name": UNSERVED},
@@ -303,6 +313,17 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
         ],
     ),
     handlers.dashboard.on_reconcile: ("reconcile", REPOSITORY_CASES),
+    handlers.routing.on_pull_head: (
+        "pull_request.head",
+        [
+            *REPOSITORY_CASES,
+            ({"pull_request": None}, missing("pull_request.number")),
+            ({"pull_request.number": "5"}, wrong("pull_request.number", STRING, INTEGER)),
+            ({"pull_request.head.sha": _ABSENT}, missing("pull_request.head.sha")),
+            ({"pull_request.head.ref": 1}, wrong("pull_request.head.ref", INTEGER, STRING)),
+            ({"pull_request.base": "main"}, wrong("pull_request.base", STRING, OBJECT)),
+        ],
+    ),
 }
 
 

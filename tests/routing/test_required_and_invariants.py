@@ -93,3 +93,14 @@ def test_each_problem_names_its_invariant(message: str, invariant: str) -> None:
 def test_a_fatal_problem_is_unreadable_whatever_its_text() -> None:
     text = checks.MSG_UNKNOWN_FIELD.format(field="x")
     assert invariant_of(RoutingProblem("f.yaml", 1, 1, text, fatal=True)) == UNREADABLE
+
+
+def test_the_image_problems_point_at_the_device_line() -> None:
+    step = AUDIT + "    depends_on: [image-build]\n    device: cpu-small\n"
+    routed = routes("steps:\n" + step)
+    found = required_problems(routed.steps, default_tables(), keys=("audit",), commands=())
+    # line 1 "steps:", 2 the label, ..., 6 the device
+    assert [(problem.line, invariant_of(problem)) for problem in found] == [
+        (6, "cuda-required"),
+        (6, "cuda-required"),
+    ]

@@ -1,0 +1,171 @@
+"""The "CI routing" check run: one per PR head, posted once.
+
+A PR touching the generator's files (``routing.paths``) gets, on its head, a check run
+with the steps whose routing changes and an annotation for each rule the PR newly
+breaks. It is looked for before it is made, by name and App, so a redelivery or a
+rerun after a crash posts nothing twice; GitHub takes 50 annotations a request, so
+more go in updates, and a rerun adds only the ones the run does not have yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.config.routing import RoutingConfig
+from bot.github import effects
+from bot.landing.rules import path_matches
+from bot.routing.model import Routes, route
+from bot.routing.problems import RoutingProblem
+from bot.routing.required import required_problems
+from bot.routing.tables import RoutingTables, default_tables
+from bot.routing_check.inputs import read_inputs
+from bot.routing_check.report import CHECK_NAME, Finding, Report, compare, summary, title
+from bot.service.scope import RepoScope
+
+MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit
+
+
+class CheckOutcome(enum.StrEnum):
+    OFF = "routing is not configured"
+    NOT_ROUTING = "the PR touches none of the routing files"
+    ALREADY = "the head has its check run"
+    NOTHING_TO_SAY = "no routing changes and no rule broken"
+    POSTED = "posted"
+
+
+@dataclass(frozen=True)
+class PullHead:
+    number: int
+    head_sha: str
+    head_ref: str
+    base_sha: str
+
+
+async def check_pull(ctx: RepoScope, pull: PullHead, *, app_id: str) -> CheckOutcome:
+    routing = ctx.config.routing
+    if routing is None:
+        return CheckOutcome.OFF
+    touched = await _touched_paths(ctx, pull.number)
+    if not any(path_matches(path, glob) for path in touched for glob in routing.paths):
+        return CheckOutcome.NOT_ROUTING
+    report = await _report(ctx, routing, pull)
+    existing = await _existing_run(ctx, pull.head_sha, app_id)
+    if existing is not None:
+        await _finish_annotations(ctx, existing, report.findings)
+        return CheckOutcome.ALREADY
+    if not report.worth_posting:
+        return CheckOutcome.NOTHING_TO_SAY
+    await _post(ctx, pull.head_sha, report, app_id)
+    return CheckOutcome.POSTED
+
+
+async def _touched_paths(ctx: RepoScope, number: int) -> list[str]:
+    paths: list[str] = []
+    async for entry in ctx.gh.getiter(
+        "/repos/{owner}/{repo}/pulls/{number}/files{?per_page}",
+        url_vars=ctx.repo.vars(number=str(number), per_page="100"),
+    ):
+        paths.append(str(entry["filename"]))
+        if entry.get("previous_filename"):
+            paths.append(str(entry["previous_filename"]))
+    return paths
+
+
+async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Report:
+    globs = (routing.ci_config, *routing.paths)
+    base, head = await asyncio.gather(
+        read_inputs(ctx.gh, ctx.repo, pull.base_sha, globs, ctx.cache),
+        read_inputs(ctx.gh, ctx.repo, pull.head_sha, globs, ctx.cache),
+    )
+    tables = default_tables()
+    env = {"BUILDKITE_BRANCH": pull.head_ref}  # the PR's own build, not main's
+    before, after = await asyncio.gather(
+        ctx.blocking.run(route, base, env=env, tables=tables),
+        ctx.blocking.run(route, head, env=env, tables=tables),
+    )
+    return compare(
+        before.steps,
+        after.steps,
+        _problems(before, routing, tables),
+        _problems(after, routing, tables),
+        warnings=routing.warnings,
+    )
+
+
+def _problems(
+    routes: Routes, routing: RoutingConfig, tables: RoutingTables
+) -> list[RoutingProblem]:
+    required = required_problems(
+        routes.steps, tables, keys=routing.required_keys, commands=routing.required_commands
+    )
+    return [*routes.problems, *required]
+
+
+async def _existing_run(ctx: RepoScope, head_sha: str, app_id: str) -> dict[str, Any] | None:
+    found = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/commits/{ref}/check-runs{?check_name,app_id,filter}",
+        url_vars=ctx.repo.vars(ref=head_sha, check_name=CHECK_NAME, app_id=app_id, filter="all"),
+    )
+    runs: list[dict[str, Any]] = found.get("check_runs") or []
+    return runs[0] if runs else None
+
+
+def _annotation(finding: Finding) -> dict[str, Any]:
+    problem = finding.problem
+    return {
+        "path": problem.file,
+        "start_line": max(problem.line, 1),
+        "end_line": max(problem.line, 1),
+        "annotation_level": "failure" if finding.failing else "warning",
+        "title": finding.invariant,
+        "message": problem.message,
+    }
+
+
+async def _post(ctx: RepoScope, head_sha: str, report: Report, app_id: str) -> None:
+    notes = [_annotation(finding) for finding in report.findings]
+    output = {"title": title(report), "summary": summary(report)}
+    body = {
+        "name": CHECK_NAME,
+        "head_sha": head_sha,
+        "conclusion": report.conclusion,
+        "output": {**output, "annotations": notes[:MAX_ANNOTATIONS_PER_REQUEST]},
+    }
+
+    async def create() -> dict[str, Any]:
+        run: dict[str, Any] = await ctx.gh.post(
+            "/repos/{owner}/{repo}/check-runs", url_vars=ctx.repo.vars(), data=body
+        )
+        return run
+
+    async def find() -> dict[str, Any] | None:
+        # A lost answer may hide a run GitHub did make: the head's runs say.
+        return await _existing_run(ctx, head_sha, app_id)
+
+    run = await effects.look_after_failure(create, find)
+    await _finish_annotations(ctx, run, report.findings)
+
+
+def _text_of(output: dict[str, Any]) -> dict[str, Any]:
+    # An update that carries annotations must restate the output's title and summary.
+    return {"title": output.get("title"), "summary": output.get("summary")}
+
+
+async def _finish_annotations(
+    ctx: RepoScope, run: dict[str, Any], findings: Sequence[Finding]
+) -> None:
+    """Add the annotations the run does not have yet, 50 a request (updates append)."""
+    output = run.get("output") or {}
+    have = int(output.get("annotations_count") or 0)
+    notes = [_annotation(finding) for finding in findings]
+    for start in range(have, len(notes), MAX_ANNOTATIONS_PER_REQUEST):
+        chunk = notes[start : start + MAX_ANNOTATIONS_PER_REQUEST]
+        await ctx.gh.patch(
+            "/repos/{owner}/{repo}/check-runs/{id}",
+            url_vars=ctx.repo.vars(id=str(run["id"])),
+            data={"output": {**_text_of(output), "annotations": chunk}},
+        )

@@ -1,0 +1,37 @@
+"""The "CI routing" check run on each new head of a PR that touches the generator's files."""
+
+from __future__ import annotations
+
+import logging
+
+from gidgethub import routing, sansio
+
+from bot.routing_check.flow import PullHead, check_pull
+from bot.service.dispatch import handler_id
+from bot.service.payload import field
+from bot.service.scope import repo_scope
+from bot.service.services import Services
+
+log = logging.getLogger(__name__)
+router = routing.Router()
+
+
+@router.register("pull_request", action="opened")
+@router.register("pull_request", action="synchronize")
+@router.register("pull_request", action="reopened")
+@handler_id("routing.check")
+async def on_pull_head(event: sansio.Event, services: Services) -> None:
+    repo = services.served(field(event.data, "repository.full_name"))
+    pull = PullHead(
+        number=field(event.data, "pull_request.number", int),
+        head_sha=field(event.data, "pull_request.head.sha"),
+        head_ref=field(event.data, "pull_request.head.ref"),
+        base_sha=field(event.data, "pull_request.base.sha"),
+    )
+    if repo is None:
+        return
+    ctx = await repo_scope(services, repo)
+    if ctx is None:
+        return
+    outcome = await check_pull(ctx, pull, app_id=services.settings.app_id)
+    log.info("%s#%d: CI routing check: %s", repo.full_name, pull.number, outcome)

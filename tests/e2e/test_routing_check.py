@@ -1,0 +1,101 @@
+"""The "CI routing" check run on PRs, end to end through the GitHub stand-in.
+
+Incident A: a migration marked the torch ABI audit ``device: cpu-small`` with
+``depends_on: image-build-cpu``; for docker steps the queue decides the image, so the
+audit pulled the CPU image. The check fails the PR with an annotation on the ``device``
+line; a PR that changes no routing gets no check run; each head gets one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.routing.required import MSG_OFF_CUDA_IMAGE
+from bot.routing_check.report import CHECK_NAME
+from sandbox.harness import Harness
+from sandbox.scenario import World
+from sandbox.vllm_ci_tree import AUDIT_FILE, AUDIT_KEY, vllm_ci_files
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
+
+AUTHOR = "migrator"
+ROUTING = "routing:\n  required_keys: [torch-stable-abi-audit]\n"
+
+
+def seed(env: Harness) -> str:
+    world = World(env)
+    pinned = world.upstream()
+    return world.downstream(pinned, config=CONFIG + ROUTING, files=vllm_ci_files())
+
+
+def open_pull(env: Harness, files: dict[str, str], branch: str = "ci/migrate") -> dict[str, Any]:
+    changed = {path: text for path, text in files.items() if text != vllm_ci_files().get(path)}
+    env.sandbox.commit(DOWNSTREAM, changed or {"README.md": "# docs\n"}, "Migrate", branch=branch)
+    return env.sandbox.open_pull(DOWNSTREAM, head=branch, title="Migrate", by=AUTHOR)
+
+
+def runs(env: Harness, sha: str) -> list[Any]:
+    repo = env.sandbox.repo(DOWNSTREAM)
+    return [
+        run for run in repo.check_runs.values() if run.head_sha == sha and run.name == CHECK_NAME
+    ]
+
+
+def device_line(text: str) -> int:
+    lines = text.splitlines()
+    audit = next(n for n, line in enumerate(lines) if AUDIT_KEY in line)
+    return next(n for n in range(audit, len(lines)) if "device: cpu-small" in lines[n]) + 1
+
+
+async def test_incident_a_fails_with_an_annotation_on_the_device_line(env: Harness) -> None:
+    seed(env)
+    await env.start()
+    broken = vllm_ci_files(incident_a=True)
+    pull = open_pull(env, broken)
+    await env.settle()
+
+    [run] = runs(env, pull["head"]["sha"])
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert f"`{AUDIT_KEY}`" in (run.summary or "")
+    assert "small_cpu_queue_premerge" in (run.summary or "")
+    lines = {(a.path, a.start_line, a.level, a.title) for a in run.annotations}
+    assert (AUDIT_FILE, device_line(broken[AUDIT_FILE]), "failure", "cuda-required") in lines
+    messages = [a.message for a in run.annotations]
+    assert (
+        MSG_OFF_CUDA_IMAGE.format(
+            key=AUDIT_KEY, image="the '-cpu' image", queue="small_cpu_queue_premerge"
+        )
+        in messages
+    )
+    assert env.sandbox.violations == []
+
+
+async def test_a_pr_that_changes_no_routing_gets_no_check_run(env: Harness) -> None:
+    seed(env)
+    await env.start()
+    pull = open_pull(env, {"README.md": "# docs\n"}, branch="docs")
+    await env.settle()
+    assert runs(env, pull["head"]["sha"]) == []
+
+
+async def test_one_run_per_head_however_often_the_event_comes(env: Harness) -> None:
+    seed(env)
+    await env.start()
+    pull = open_pull(env, vllm_ci_files(incident_a=True))
+    await env.settle()
+    opened = next(
+        d
+        for d in env.sandbox.deliveries
+        if d.event == "pull_request" and d.payload.get("action") == "opened"
+    )
+    await env.sandbox.deliver("pull_request", opened.payload)  # a new delivery id, same head
+    await env.settle()
+    [run] = runs(env, pull["head"]["sha"])
+    assert len(run.annotations) == len({(a.path, a.message) for a in run.annotations})
+
+    fixed = vllm_ci_files()
+    env.sandbox.commit(
+        DOWNSTREAM, {AUDIT_FILE: fixed[AUDIT_FILE]}, "Keep the audit on CUDA", branch="ci/migrate"
+    )
+    await env.settle()
+    head = env.sandbox.head(DOWNSTREAM, "ci/migrate")
+    assert runs(env, head) == []  # back to main's routing: nothing to say
