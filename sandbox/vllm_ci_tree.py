@@ -95,8 +95,10 @@ def _l4(name: str, count: int) -> Iterator[str]:
 
 
 def _plain(name: str, count: int) -> Iterator[str]:
+    # On H200 agents (docker): gpu_1_queue holds only the steps the L4 sweep is about,
+    # as on vLLM's CI when the sweep ran, so its `select: {queue: gpu_1_queue}` is exact.
     for index in range(count):
-        yield _step(f"{name} {index + 1}")
+        yield _step(f"{name} {index + 1}", "device: h200")
 
 
 def _one_gpu(label: str, swept: bool) -> str:
@@ -168,7 +170,9 @@ def _gpu_files(swept: bool) -> dict[str, str]:
                 _plain("Models Basic", 8),
                 iter(
                     [
-                        _step("Models AMD", "mirror:", "  amd:", "    device: mi300_1"),
+                        _step(
+                            "Models AMD", "device: h200", "mirror:", "  amd:", "    device: mi300_1"
+                        ),
                         _step(
                             "Models AMD TP",
                             "num_devices: 2",
@@ -205,7 +209,7 @@ def _other_files(incident_a: bool) -> dict[str, str]:
     misc = [
         _audit(incident_a),
         *_plain("Misc", 4),
-        _step("Misc Optional", "optional: true", "soft_fail: true"),
+        _step("Misc Optional", "device: h200", "optional: true", "soft_fail: true"),
     ]
     cpu = [
         _step("Documentation Build", "device: cpu-small", source="docs/"),

@@ -72,37 +72,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _config_commands(commands)
 
-    plan = commands.add_parser("plan", help="local dry runs of the bot's file edits")
-    plans = plan.add_subparsers(dest="plan", required=True, metavar="PLAN")
-    bump = plans.add_parser("bump", help="edit one FetchContent pin in a local checkout")
-    bump.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
-    which = bump.add_mutually_exclusive_group(required=True)
-    which.add_argument(
-        "--pin", help="a pin of the checkout's .github/followup-bot.yml: its file and also: files"
-    )
-    which.add_argument("--file", help="the CMake file, relative to --repo (with --dependency)")
-    bump.add_argument("--dependency", help="the FetchContent_Declare name (with --file)")
-    bump.add_argument("--to", required=True, help="the new value (a commit sha or a tag)")
-    bump.add_argument(
-        "--write", action="store_true", help="apply the edit (default: print the diff)"
-    )
-    prune = plans.add_parser("prune", help="remove or narrow torch ABI allowlist entries locally")
-    prune.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
-    prune.add_argument("--file", required=True, help="the allowlist file, relative to --repo")
-    prune.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
-    prune.add_argument(
-        "--remove", action="append", default=[], metavar="PATTERN", help="an entry to delete"
-    )
-    prune.add_argument(
-        "--replace",
-        action="append",
-        default=[],
-        metavar="PATTERN=NEW[,NEW...]",
-        help="an entry to replace with narrower ones",
-    )
-    prune.add_argument(
-        "--write", action="store_true", help="apply the edit (default: print the diff)"
-    )
+    _plan_commands(commands)
 
     report = commands.add_parser("report", help="reports from the bot's records")
     reports = report.add_subparsers(dest="report", required=True, metavar="REPORT")
@@ -186,6 +156,52 @@ def _demo(keep: Path | None) -> int:
     return run_demo(keep=keep, out=sys.stdout, err=sys.stderr)
 
 
+def _plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``plan`` dry runs: bump, migrate, prune."""
+    plan = commands.add_parser("plan", help="local dry runs of the bot's file edits")
+    plans = plan.add_subparsers(dest="plan", required=True, metavar="PLAN")
+    bump = plans.add_parser("bump", help="edit one FetchContent pin in a local checkout")
+    bump.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    which = bump.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--pin", help="a pin of the checkout's .github/followup-bot.yml: its file and also: files"
+    )
+    which.add_argument("--file", help="the CMake file, relative to --repo (with --dependency)")
+    bump.add_argument("--dependency", help="the FetchContent_Declare name (with --file)")
+    bump.add_argument("--to", required=True, help="the new value (a commit sha or a tag)")
+    bump.add_argument(
+        "--write", action="store_true", help="apply the edit (default: print the diff)"
+    )
+    migrate = plans.add_parser("migrate", help="a migration sweep of the config, on a checkout")
+    migrate.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    migrate.add_argument("--migration", required=True, help="the migration's name in the config")
+    migrate.add_argument(
+        "--config",
+        default=".github/followup-bot.yml",
+        help="the config, relative to --repo (default: .github/followup-bot.yml)",
+    )
+    migrate.add_argument(
+        "--write", action="store_true", help="apply the edits (default: print the diff)"
+    )
+    prune = plans.add_parser("prune", help="remove or narrow torch ABI allowlist entries locally")
+    prune.add_argument("--repo", type=Path, required=True, help="the checkout's root directory")
+    prune.add_argument("--file", required=True, help="the allowlist file, relative to --repo")
+    prune.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
+    prune.add_argument(
+        "--remove", action="append", default=[], metavar="PATTERN", help="an entry to delete"
+    )
+    prune.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="PATTERN=NEW[,NEW...]",
+        help="an entry to replace with narrower ones",
+    )
+    prune.add_argument(
+        "--write", action="store_true", help="apply the edit (default: print the diff)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
@@ -238,6 +254,17 @@ def _routes(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    if args.plan == "migrate":
+        from bot.cli.plan_migrate import plan_migrate
+
+        return plan_migrate(
+            args.repo,
+            args.migration,
+            config_path=args.config,
+            write=args.write,
+            out=sys.stdout,
+            err=sys.stderr,
+        )
     if args.plan == "prune":
         from bot.cli.plan_prune import plan_prune
 

@@ -42,7 +42,7 @@ def test_text_groups_steps_by_queue(tmp_path: Path, capsys: pytest.CaptureFixtur
         line=3,
     )
     assert row in out
-    assert out.endswith(cli.MSG_SUMMARY.format(steps=104, queues=13, problems=0) + "\n")
+    assert out.endswith(cli.MSG_SUMMARY.format(steps=104, queues=14, problems=0) + "\n")
 
 
 def test_json_has_the_documented_keys_first(

@@ -1,0 +1,111 @@
+"""``followup-bot plan migrate``: a migration sweep of ``.github/followup-bot.yml``, tried
+on a local checkout: the job-file diff, which steps move where, the exclusions with
+their reasons, and the proof that nothing else changes; ``--write`` applies it (only
+when the proof holds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from bot.cli.plan_files import PlanFileError, read_repo_file, write_repo_file
+from bot.config.errors import ConfigError
+from bot.config.parse import CONFIG_PATH, parse_repo_config
+from bot.config.routing import RoutingConfig
+from bot.edit.yaml_steps import StepEditError, steps_diff
+from bot.landing.rules import path_matches
+from bot.routing.model import RoutedStep
+from bot.routing.tables import default_tables
+from bot.routing_check.sweep import SweepPlan, plan_sweep
+
+EXIT_OK = 0
+EXIT_NOT_PROVEN = 1
+EXIT_FAILED = 2
+MAIN_BUILD = {"BUILDKITE_BRANCH": "main"}  # a sweep lands on main: route as main's build
+
+MSG_CONFIG = "error: {problems}"
+MSG_UNKNOWN_MIGRATION = "error: {config} has no migration named {name!r} (migrations: {names})"
+MSG_EDIT = "error: {reason}"
+MSG_MOVE = "moves: {key} ({file}:{line}): {old} -> {new}"
+MSG_EXCLUDED = "stays: {key} ({file}:{line}): {reason}"
+MSG_PROVEN = "{count} step{s} move; routing the result changes nothing else"
+MSG_NOT_PROVEN = "error: the edit would also change the routing of: {keys}; nothing written"
+MSG_NOTHING = "nothing to move: every selected step already has the values"
+MSG_WROTE = "{file}: written"
+
+
+def plan_migrate(
+    repo: Path, name: str, *, config_path: str, write: bool, out: TextIO, err: TextIO
+) -> int:
+    try:
+        config = parse_repo_config(read_repo_file(repo, config_path), filename=config_path)
+    except PlanFileError as exc:
+        return _fail(err, str(exc))
+    except ConfigError as exc:
+        return _fail(err, MSG_CONFIG.format(problems="\n".join(map(str, exc.problems))))
+    migration = next((m for m in config.migrations if m.name == name), None)
+    if migration is None:
+        names = ", ".join(m.name for m in config.migrations) or "none"
+        return _fail(err, MSG_UNKNOWN_MIGRATION.format(config=config_path, name=name, names=names))
+    files = _routing_files(repo, config.routing or RoutingConfig())
+    try:
+        plan = plan_sweep(files, migration, env=MAIN_BUILD, tables=default_tables())
+    except StepEditError as exc:
+        return _fail(err, MSG_EDIT.format(reason=exc))
+    _show(plan, out)
+    if not plan.proven:
+        keys = ", ".join(plan.others_changed)
+        return _fail(err, MSG_NOT_PROVEN.format(keys=keys), EXIT_NOT_PROVEN)
+    if write:
+        for path, (_old, new) in plan.edits.items():
+            write_repo_file(repo, path, new)
+            print(MSG_WROTE.format(file=path), file=err)
+    return EXIT_OK
+
+
+def _routing_files(repo: Path, routing: RoutingConfig) -> dict[str, str]:
+    """The checkout's files the generator reads (those ``routing`` names), as text."""
+    globs = (routing.ci_config, *routing.paths)
+    files = {}
+    for path in sorted(repo.rglob("*")):
+        relative = path.relative_to(repo).as_posix()
+        if path.is_file() and ".git" not in path.parts and any(
+            path_matches(relative, glob) for glob in globs
+        ):
+            files[relative] = read_repo_file(repo, relative)
+    return files
+
+
+def _show(plan: SweepPlan, out: TextIO) -> None:
+    for path, (old, new) in plan.edits.items():
+        out.write(steps_diff(old, new, path))
+    lines = [
+        MSG_MOVE.format(
+            key=move.before.key,
+            file=move.before.file,
+            line=move.before.line,
+            old=_where(move.before),
+            new="(gone)" if move.after is None else _where(move.after),
+        )
+        for move in plan.moves
+    ]
+    lines += [
+        MSG_EXCLUDED.format(key=step.key, file=step.file, line=step.line, reason=reason)
+        for step, reason in plan.excluded
+    ]
+    count = len(plan.moves)
+    proven = MSG_PROVEN.format(count=count, s="" if count == 1 else "s")
+    lines.append(proven if count else MSG_NOTHING)
+    out.write("".join(f"{line}\n" for line in lines))
+
+
+def _where(step: RoutedStep) -> str:
+    return f"{step.queue} ({step.plugin or 'no plugin'})"
+
+
+def _fail(err: TextIO, message: str, code: int = EXIT_FAILED) -> int:
+    print(message, file=err)
+    return code
+
+
+__all__ = ["CONFIG_PATH", "plan_migrate"]
