@@ -69,8 +69,10 @@ def _routing_files(repo: Path, routing: RoutingConfig) -> dict[str, str]:
     files = {}
     for path in sorted(repo.rglob("*")):
         relative = path.relative_to(repo).as_posix()
-        if path.is_file() and ".git" not in path.parts and any(
-            path_matches(relative, glob) for glob in globs
+        if (
+            path.is_file()
+            and ".git" not in path.parts
+            and any(path_matches(relative, glob) for glob in globs)
         ):
             files[relative] = read_repo_file(repo, relative)
     return files
