@@ -59,6 +59,7 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bump_latency.py
 	$(BIN)/python bench/webhook_intake.py
+	$(BIN)/python bench/routing_model.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage .coverage.*
