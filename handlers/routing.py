@@ -1,4 +1,5 @@
-"""The "CI routing" check run on each new head of a PR that touches the generator's files."""
+"""The "CI routing" check run on each new head of a PR that touches the generator's files,
+and the migration PRs, kept on each reconcile tick (landing them is a human's call)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import logging
 from gidgethub import routing, sansio
 
 from bot.routing_check.flow import PullHead, check_pull
+from bot.routing_check.migrate import reconcile_migrations
 from bot.service.dispatch import handler_id
 from bot.service.payload import field
 from bot.service.scope import repo_scope
 from bot.service.services import Services
+from bot.service.sources import RECONCILE_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()
@@ -35,3 +38,16 @@ async def on_pull_head(event: sansio.Event, services: Services) -> None:
         return
     outcome = await check_pull(ctx, pull, app_id=services.settings.app_id)
     log.info("%s#%d: CI routing check: %s", repo.full_name, pull.number, outcome)
+
+
+@router.register(RECONCILE_EVENT)
+@handler_id("routing.migrations")
+async def on_reconcile(event: sansio.Event, services: Services) -> None:
+    repo = services.served(field(event.data, "repository.full_name"))
+    if repo is None:
+        return
+    ctx = await repo_scope(services, repo)
+    if ctx is None or not ctx.config.migrations:
+        return  # no usable config, or no sweep to propose
+    for result in await reconcile_migrations(ctx):
+        log.info("%s: migration %s: %s", repo.full_name, result.name, result.outcome)

@@ -32,6 +32,7 @@ class Kind(StrEnum):
     DASHBOARD_ALLOWLIST = "dashboard-allowlist"  # repo_key: the allowlist row
     DASHBOARD_PIN = "dashboard-pin"  # pin_key: one pin's dashboard row
     WHEEL_AUDIT = "wheel-audit"  # build URL: a wheel audit already done
+    MIGRATION = "migration"  # migration_key: a migration's PR, intent and last result
     # -- records: one command, event or comment each; retention may forget them -------
     RETRY_COMMAND = "retry-command"  # comment key: this retry-flaky comment was handled
     RETRY_PR = "retry-pr"  # pr_key: the PR's one retry comment, edited in place
@@ -86,3 +87,8 @@ def pin_key(repo: _Repo | str, pin: str) -> str:
 def pr_key(repo: _Repo | str, number: int) -> str:
     """The key of a per-PR document: ``owner/name#number``."""
     return f"{repo_key(repo)}#{number}"
+
+
+def migration_key(repo: _Repo | str, name: str) -> str:
+    """The key of a per-migration document: ``owner/name#migrate/<migration>``."""
+    return f"{repo_key(repo)}#migrate/{name}"

@@ -313,6 +313,7 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
         ],
     ),
     handlers.dashboard.on_reconcile: ("reconcile", REPOSITORY_CASES),
+    handlers.routing.on_reconcile: ("reconcile", REPOSITORY_CASES),
     handlers.routing.on_pull_head: (
         "pull_request.head",
         [
