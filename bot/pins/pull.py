@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import gidgethub
-
 from bot.config.models import PinConfig
-from bot.github import changes, effects
+from bot.github import bot_branches, changes, effects
 from bot.pins import text as bump_text
 from bot.pins.facts import BumpScope
 from bot.pins.ownership import ownership
@@ -20,40 +18,15 @@ from bot.store.kinds import Kind, pin_key
 
 async def open_pull(ctx: BumpScope, branch: str, text: bump_text.BumpText, sha: str) -> int:
     """Open the bump PR of ``branch`` at ``sha`` and return its number."""
-
-    async def create() -> int:
-        pull = await changes.create_pull(
-            ctx.gh, ctx.repo, title=text.title, body=text.body, head=branch, base=ctx.base.name
-        )
-        return int(pull["number"])
-
-    async def find() -> int | None:
-        # A lost answer may hide a PR GitHub did open: the branch says.
-        return await open_pull_number(ctx, branch, head=sha)
-
-    try:
-        return await effects.look_after_failure(create, find)
-    except gidgethub.BadRequest as exc:
-        # 422: a PR for this head appeared since we listed (a concurrent run or a
-        # delayed listing); update that one rather than failing or duplicating.
-        if int(exc.status_code) != 422:
-            raise
-        number = await open_pull_number(ctx, branch)
-        if number is None:
-            raise
-        await changes.update_pull(ctx.gh, ctx.repo, number, title=text.title, body=text.body)
-        return number
-
-
-async def open_pull_number(ctx: BumpScope, branch: str, *, head: str | None = None) -> int | None:
-    """The open PR of ``branch`` (whose head is ``head``, if given)."""
-    pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
-    found = (
-        int(pr["number"])
-        for pr in pulls
-        if pr["state"] == "open" and head in (None, pr["head"]["sha"])
+    return await bot_branches.open_pull(
+        ctx.gh,
+        ctx.repo,
+        branch=branch,
+        base=ctx.base.name,
+        sha=sha,
+        title=text.title,
+        body=text.body,
     )
-    return next(found, None)
 
 
 async def close_not_needed(

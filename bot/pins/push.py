@@ -10,12 +10,12 @@ attempts never throttle a pin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bot.allowlist.commit import AllowlistFile
 from bot.config.models import PinConfig
-from bot.github import changes
+from bot.github import bot_branches, changes
 from bot.github.changes import BranchHead, FileEdit
 from bot.pins import text as bump_text
 from bot.pins.facts import BumpScope, PinFacts
@@ -64,7 +64,7 @@ async def push_bump(
         state.intent, state.extra["base"] = intent, ctx.base.sha
         await ctx.store.put_state(Kind.BUMP, key, state.dump())
     sha = str(intent["sha"])
-    await move_branch(ctx, branch, sha, facts.open_pr, resumed=resumed)
+    await bot_branches.move_branch(ctx.gh, ctx.repo, branch, sha, facts.open_pr, resumed=resumed)
     if not intent["pushed"]:
         # Counted once the push is confirmed, so failed attempts never throttle a pin.
         pushes = dict(state.extra.get("pushes") or {})
@@ -72,21 +72,6 @@ async def push_bump(
         state.extra["pushes"], intent["pushed"] = pushes, True
         await ctx.store.put_state(Kind.BUMP, key, state.dump())
     return sha
-
-
-async def move_branch(
-    ctx: BumpScope, branch: str, sha: str, open_pr: Mapping[str, Any] | None, *, resumed: bool
-) -> None:
-    """Point the bump branch at ``sha`` unless it is there already (a rerun's case)."""
-    if open_pr is not None:
-        if str(open_pr["head"]["sha"]) != sha:
-            await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=True)
-        return
-    # Only a resumed bump may have moved the branch already; a fresh one just
-    # creates it (force_branch handles a leftover branch).
-    current = await changes.ref_sha(ctx.gh, ctx.repo, branch) if resumed else None
-    if current != sha:
-        await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=current is not None)
 
 
 async def build_commit(

@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import gidgethub
-
-from bot.github import changes, effects
+from bot.github import bot_branches, changes, effects
 from bot.github.changes import BranchHead, FileEdit, is_bot_identity
 from bot.routing_check import migrate_text as text
 from bot.routing_check.sweep import SweepPlan
@@ -137,7 +135,7 @@ async def push_sweep(
         state.intent = {"sha": sha, "base": sweep.base.sha, "digest": sweep.digest}
         await save(ctx, sweep, state)
     sha = str((state.intent or {})["sha"])
-    await _move_branch(ctx, sweep.branch, sha, open_pr, resumed=resumed)
+    await bot_branches.move_branch(ctx.gh, ctx.repo, sweep.branch, sha, open_pr, resumed=resumed)
     return sha
 
 
@@ -151,52 +149,14 @@ async def _build_commit(ctx: RepoScope, sweep: Sweep) -> str:
     return commit.sha
 
 
-async def _move_branch(
-    ctx: RepoScope, branch: str, sha: str, open_pr: Mapping[str, Any] | None, *, resumed: bool
-) -> None:
-    """Point the branch at ``sha`` unless it is there already (a rerun's case)."""
-    if open_pr is not None:
-        if str(open_pr["head"]["sha"]) != sha:
-            await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=True)
-        return
-    # Only a resumed push may have moved the branch already; a fresh one just creates
-    # it (force_branch handles a branch left over from a closed PR).
-    current = await changes.ref_sha(ctx.gh, ctx.repo, branch) if resumed else None
-    if current != sha:
-        await changes.force_branch(ctx.gh, ctx.repo, branch, sha, exists=current is not None)
-
-
 async def open_pull(ctx: RepoScope, sweep: Sweep, sha: str, *, title: str, body: str) -> int:
     """Open the migration PR at ``sha`` and return its number (never a second one)."""
-
-    async def create() -> int:
-        pull = await changes.create_pull(
-            ctx.gh, ctx.repo, title=title, body=body, head=sweep.branch, base=sweep.base.name
-        )
-        return int(pull["number"])
-
-    async def find() -> int | None:
-        # A lost answer may hide a PR GitHub did open: the branch says.
-        return await _open_number(ctx, sweep.branch, head=sha)
-
-    try:
-        return await effects.look_after_failure(create, find)
-    except gidgethub.BadRequest as exc:
-        # 422: a PR for this head appeared since we listed; adopt it, never a second.
-        if int(exc.status_code) != 422:
-            raise
-        number = await _open_number(ctx, sweep.branch)
-        if number is None:
-            raise
-        await changes.update_pull(ctx.gh, ctx.repo, number, title=title, body=body)
-        return number
-
-
-async def _open_number(ctx: RepoScope, branch: str, *, head: str | None = None) -> int | None:
-    pulls = await changes.pulls_for_branch(ctx.gh, ctx.repo, branch)
-    found = (
-        int(pr["number"])
-        for pr in pulls
-        if pr["state"] == "open" and head in (None, pr["head"]["sha"])
+    return await bot_branches.open_pull(
+        ctx.gh,
+        ctx.repo,
+        branch=sweep.branch,
+        base=sweep.base.name,
+        sha=sha,
+        title=title,
+        body=body,
     )
-    return next(found, None)

@@ -1,0 +1,78 @@
+"""The bot's own branch and its one PR: moved and opened without ever making two.
+
+Every feature that proposes a change (pin bumps, migration sweeps) keeps one branch
+and one open PR per key; these are the writes they share. Each looks before it
+writes again: a rerun after a crash or a lost answer finds its own work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gidgethub
+from gidgethub.abc import GitHubAPI
+
+from bot.github import changes, effects
+from bot.github.changes import Repo
+
+
+async def move_branch(
+    gh: GitHubAPI,
+    repo: Repo,
+    branch: str,
+    sha: str,
+    open_pr: Mapping[str, Any] | None,
+    *,
+    resumed: bool,
+) -> None:
+    """Point ``branch`` at ``sha`` unless it is there already (a rerun's case)."""
+    if open_pr is not None:
+        if str(open_pr["head"]["sha"]) != sha:
+            await changes.force_branch(gh, repo, branch, sha, exists=True)
+        return
+    # Only a resumed push may have moved the branch already; a fresh one just creates
+    # it (force_branch handles a branch left over from a closed PR).
+    current = await changes.ref_sha(gh, repo, branch) if resumed else None
+    if current != sha:
+        await changes.force_branch(gh, repo, branch, sha, exists=current is not None)
+
+
+async def open_pull_number(
+    gh: GitHubAPI, repo: Repo, branch: str, *, head: str | None = None
+) -> int | None:
+    """The open PR of ``branch`` (whose head is ``head``, if given)."""
+    pulls = await changes.pulls_for_branch(gh, repo, branch)
+    found = (
+        int(pr["number"])
+        for pr in pulls
+        if pr["state"] == "open" and head in (None, pr["head"]["sha"])
+    )
+    return next(found, None)
+
+
+async def open_pull(
+    gh: GitHubAPI, repo: Repo, *, branch: str, base: str, sha: str, title: str, body: str
+) -> int:
+    """Open the PR of ``branch`` (at ``sha``) into ``base`` and return its number."""
+
+    async def create() -> int:
+        pull = await changes.create_pull(gh, repo, title=title, body=body, head=branch, base=base)
+        return int(pull["number"])
+
+    async def find() -> int | None:
+        # A lost answer may hide a PR GitHub did open: the branch says.
+        return await open_pull_number(gh, repo, branch, head=sha)
+
+    try:
+        return await effects.look_after_failure(create, find)
+    except gidgethub.BadRequest as exc:
+        # 422: a PR for this head appeared since we listed (a concurrent run or a
+        # delayed listing); update that one rather than failing or duplicating.
+        if int(exc.status_code) != 422:
+            raise
+        number = await open_pull_number(gh, repo, branch)
+        if number is None:
+            raise
+        await changes.update_pull(gh, repo, number, title=title, body=body)
+        return number
