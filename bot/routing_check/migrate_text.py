@@ -9,9 +9,9 @@ human's.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
-from bot.routing.model import RoutedStep
+from bot.routing_check.report import TABLE_HEAD, routing_row
 from bot.routing_check.sweep import Move, SweepPlan
 
 BRANCH_PREFIX = "followup-bot/migrate/"
@@ -23,7 +23,6 @@ MARKER_HUMAN_PUSH = "<!-- followup-bot:migration-human-push name={name} head={he
 
 TITLE = "Migrate {count} CI step{s}: {name}"
 INTRO = "Every step the `{name}` migration selects gets its new routing ({files})."
-TABLE_HEAD = "| step | file | queue | plugin | image | GPUs |\n|---|---|---|---|---|---|"
 EXCLUDED_HEAD = "### Left out"
 EXCLUDED_ROW = "- `{key}` (`{file}`): {reason}"
 PROVED = "Routing the result changes nothing else: proved on {base7}."
@@ -40,10 +39,6 @@ REASON_NOT_PROVEN = (
     "migration's select or exclude leaves them out"
 )
 REASON_LOST_STEPS = "the edited files no longer route {keys}; not proposing the sweep"
-ABSENT = "—"
-NO_PLUGIN = "none"
-NO_IMAGE = "no commit image"
-CUDA_IMAGE = "CUDA"
 
 
 def migration_branch(name: str) -> str:
@@ -104,28 +99,4 @@ def not_proven(plan: SweepPlan) -> str:
 
 
 def _rows(moves: tuple[Move, ...]) -> str:
-    return "\n".join(_row(move) for move in moves)
-
-
-def _row(move: Move) -> str:
-    cells = [
-        f"`{move.before.key}`",
-        f"`{move.before.file}`",
-        _pair(move, lambda s: s.queue),
-        _pair(move, lambda s: s.plugin or NO_PLUGIN),
-        _pair(move, _image),
-        _pair(move, lambda s: str(s.gpus)),
-    ]
-    return "| " + " | ".join(cells) + " |"
-
-
-def _pair(move: Move, read: Callable[[RoutedStep], str]) -> str:
-    old = read(move.before)
-    new = ABSENT if move.after is None else read(move.after)
-    return new if old == new else f"{old} → **{new}**"
-
-
-def _image(step: RoutedStep) -> str:
-    if step.image_suffix is None:
-        return NO_IMAGE
-    return f"`{step.image_suffix}`" if step.image_suffix else CUDA_IMAGE
+    return "\n".join(routing_row(m.before.key, m.before, m.after) for m in moves)

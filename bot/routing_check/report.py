@@ -123,22 +123,29 @@ def summary(report: Report) -> str:
 
 
 def _row(change: Change) -> str:
-    step = change.after or change.before
+    return routing_row(change.key, change.before, change.after)
+
+
+def routing_row(key: str, before: RoutedStep | None, after: RoutedStep | None) -> str:
+    """One row of ``TABLE_HEAD``: a step's routing, old → new where it changes."""
+    step = after or before
     assert step is not None  # a change has one side at least
     cells = [
-        f"`{change.key}`",
+        f"`{key}`",
         f"`{step.file}`",
-        _pair(change, lambda s: s.queue),
-        _pair(change, lambda s: s.plugin or NO_PLUGIN),
-        _pair(change, _image),
-        _pair(change, lambda s: str(s.gpus)),
+        _pair(before, after, lambda s: s.queue),
+        _pair(before, after, lambda s: s.plugin or NO_PLUGIN),
+        _pair(before, after, _image),
+        _pair(before, after, lambda s: str(s.gpus)),
     ]
     return "| " + " | ".join(cells) + " |"
 
 
-def _pair(change: Change, read: Callable[[RoutedStep], str]) -> str:
-    old = ABSENT if change.before is None else str(read(change.before))
-    new = ABSENT if change.after is None else str(read(change.after))
+def _pair(
+    before: RoutedStep | None, after: RoutedStep | None, read: Callable[[RoutedStep], str]
+) -> str:
+    old = ABSENT if before is None else str(read(before))
+    new = ABSENT if after is None else str(read(after))
     return new if old == new else f"{old} → **{new}**"
 
 
