@@ -47,7 +47,7 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     if repo is None:
         return
     ctx = await repo_scope(services, repo)
-    if ctx is None or not ctx.config.migrations:
-        return  # no usable config, or no sweep to propose
+    if ctx is None or (ctx.config.routing is None and not ctx.config.migrations):
+        return  # no usable config, or nothing asked about routing
     for result in await reconcile_migrations(ctx):
         log.info("%s: migration %s: %s", repo.full_name, result.name, result.outcome)

@@ -37,6 +37,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot.allowlist.follow_up import owned
 from bot.config.models import PinConfig, RepoConfig
+from bot.dashboard.routing_text import MigrationRow, RoutingSection
 from bot.dashboard.text import (
     DASHBOARD_TITLE,
     FOLLOWS_BRANCH,
@@ -52,7 +53,7 @@ from bot.dashboard.text import (
 )
 from bot.github.changes import Repo
 from bot.pins.state import Outcome, PinState
-from bot.store.kinds import Kind
+from bot.store.kinds import Kind, migration_key
 from bot.store.protocol import Store
 
 __all__ = [
@@ -130,12 +131,13 @@ async def collect(
     store: Store, repo: str, config: RepoConfig | None, *, now: float
 ) -> DashboardData:
     """Everything the dashboard shows about ``repo``, from the store alone."""
-    config_doc, allow_doc, bump_docs, pin_docs, jobs = await asyncio.gather(
+    config_doc, allow_doc, bump_docs, pin_docs, jobs, routing_doc = await asyncio.gather(
         store.get_state(Kind.CONFIG, repo),
         store.get_state(Kind.DASHBOARD_ALLOWLIST, repo),
         store.list_state(Kind.BUMP),
         store.list_state(Kind.DASHBOARD_PIN),
         store.list_state(Kind.RETRY_JOB),
+        store.get_state(Kind.DASHBOARD_ROUTING, repo),
     )
     errors = str((config_doc or {}).get("error") or "")
     return DashboardData(
@@ -144,6 +146,36 @@ async def collect(
         pins=_pins(repo, config, dict(bump_docs), dict(pin_docs), now),
         entries=_entries(allow_doc or {}, config),
         retries=_retries(repo, jobs),
+        routing=await _routing(store, repo, config, routing_doc),
+    )
+
+
+async def _routing(
+    store: Store, repo: str, config: RepoConfig | None, doc: Mapping[str, Any] | None
+) -> RoutingSection | None:
+    """Main's routing as last recorded, with each migration's PR (None: nothing recorded)."""
+    if doc is None:
+        return None
+    names = [migration.name for migration in config.migrations] if config else []
+    states = await asyncio.gather(
+        *(store.get_state(Kind.MIGRATION, migration_key(repo, name)) for name in names)
+    )
+    migrations = tuple(
+        MigrationRow(
+            name,
+            _int((state or {}).get("pr")),
+            _int((state or {}).get("steps_left")),
+            _text((state or {}).get("last_result")),
+        )
+        for name, state in zip(names, states, strict=True)
+    )
+    queues = doc.get("queues")
+    return RoutingSection(
+        base=str(doc.get("base") or ""),
+        queues={str(q): int(n) for q, n in queues.items()} if isinstance(queues, dict) else {},
+        problems=tuple(str(p) for p in doc.get("problems") or ()),
+        problem_count=_int(doc.get("problem_count")) or 0,
+        migrations=migrations,
     )
 
 

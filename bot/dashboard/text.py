@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.dashboard.routing_text import RoutingSection, render_routing
 from bot.github import neutralise
 from bot.retry.report import flaky_report
 
@@ -111,6 +112,7 @@ class DashboardData:
     pins: tuple[PinRow, ...] = ()
     entries: tuple[EntryRow, ...] = ()
     retries: tuple[RetryRow, ...] = ()  # every retry of the repo, newest first
+    routing: RoutingSection | None = None  # None: the repository asks nothing of routing
 
 
 def render(data: DashboardData, *, handle: str) -> str:
@@ -126,6 +128,8 @@ def render(data: DashboardData, *, handle: str) -> str:
     if data.retries:
         records = (row.as_record() for row in data.retries)
         parts += [HEADING_FLAKIEST, flaky_report(records, top=FLAKIEST_TOP)]
+    if data.routing is not None:
+        parts += render_routing(data.routing)
     parts.append(MARKER)
     return "\n\n".join(parts) + "\n"
 

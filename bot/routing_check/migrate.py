@@ -35,6 +35,7 @@ from bot.routing_check.migrate_pr import (
     owned,
     push_sweep,
 )
+from bot.routing_check.snapshot import record_routing
 from bot.routing_check.sweep import SweepPlan, plan_sweep
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, migration_key
@@ -45,18 +46,23 @@ __all__ = ["MigrationResult", "Outcome", "reconcile_migrations", "sync_migration
 
 
 async def reconcile_migrations(ctx: RepoScope) -> list[MigrationResult]:
-    """The reconcile tick's entry: every migration, against the default branch's head now."""
+    """The reconcile tick's entry: main's routing recorded for the dashboard, then every
+    migration, against the default branch's head now."""
     base = await default_branch_head(ctx.gh, ctx.store, ctx.repo, refresh=True)
-    return await sync_migrations(ctx, base=base)
-
-
-async def sync_migrations(ctx: RepoScope, *, base: BranchHead) -> list[MigrationResult]:
-    """Bring each configured migration's PR to its desired state on ``base``."""
-    if not ctx.config.migrations:
-        return []
     routing = ctx.config.routing or RoutingConfig()
     globs = (routing.ci_config, *routing.paths)
     files = await read_inputs(ctx.gh, ctx.repo, base.sha, globs, ctx.cache)
+    await record_routing(ctx, base, files, routing)
+    return await sync_migrations(ctx, base=base, files=files)
+
+
+async def sync_migrations(
+    ctx: RepoScope, *, base: BranchHead, files: Mapping[str, str]
+) -> list[MigrationResult]:
+    """Bring each configured migration's PR to its desired state on ``base``, whose
+    generator files are ``files``."""
+    if not ctx.config.migrations:
+        return []
     # Main's own build decides where main's steps run, so the sweep is planned as main.
     env = {"BUILDKITE_BRANCH": base.name}
     tables = default_tables()
@@ -76,6 +82,7 @@ async def _sync_one(
         state = MigrationState.load(await ctx.store.get_state(Kind.MIGRATION, key))
         result = await _decide(ctx, sweep, state)
         state.last_result = result.outcome.value
+        state.steps_left = len(plan.moves)
         state.last_failure = result.detail if result.outcome is Outcome.FAILED else None
         await ctx.store.put_state(Kind.MIGRATION, key, state.dump())
     level = logging.WARNING if result.outcome is Outcome.FAILED else logging.INFO

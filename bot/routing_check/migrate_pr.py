@@ -54,6 +54,7 @@ class MigrationState(StateDoc):
     closed_by_bot: int | None = None
     last_result: str = ""
     last_failure: str | None = None
+    steps_left: int | None = None  # steps the sweep would still move (the dashboard's)
 
 
 @dataclass(frozen=True)

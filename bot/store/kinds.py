@@ -31,6 +31,7 @@ class Kind(StrEnum):
     DASHBOARD = "dashboard"  # repo_key: the dashboard issue and its last body
     DASHBOARD_ALLOWLIST = "dashboard-allowlist"  # repo_key: the allowlist row
     DASHBOARD_PIN = "dashboard-pin"  # pin_key: one pin's dashboard row
+    DASHBOARD_ROUTING = "dashboard-routing"  # repo_key: main's routing, for the dashboard
     WHEEL_AUDIT = "wheel-audit"  # build URL: a wheel audit already done
     MIGRATION = "migration"  # migration_key: a migration's PR, intent and last result
     # -- records: one command, event or comment each; retention may forget them -------
