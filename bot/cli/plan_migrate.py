@@ -13,8 +13,8 @@ from bot.config.errors import ConfigError
 from bot.config.parse import CONFIG_PATH, parse_repo_config
 from bot.config.routing import RoutingConfig
 from bot.edit.yaml_steps import StepEditError, steps_diff
-from bot.landing.rules import path_matches
 from bot.routing.model import RoutedStep
+from bot.routing.read import job_dirs_of, job_paths
 from bot.routing.tables import default_tables
 from bot.routing_check.sweep import SweepPlan, plan_sweep
 
@@ -47,9 +47,11 @@ def plan_migrate(
     if migration is None:
         names = ", ".join(m.name for m in config.migrations) or "none"
         return _fail(err, MSG_UNKNOWN_MIGRATION.format(config=config_path, name=name, names=names))
-    files = _routing_files(repo, config.routing or RoutingConfig())
     try:
+        files = _routing_files(repo, config.routing or RoutingConfig())
         plan = plan_sweep(files, migration, env=MAIN_BUILD, tables=default_tables())
+    except PlanFileError as exc:
+        return _fail(err, str(exc))
     except StepEditError as exc:
         return _fail(err, MSG_EDIT.format(reason=exc))
     _show(plan, out)
@@ -64,18 +66,11 @@ def plan_migrate(
 
 
 def _routing_files(repo: Path, routing: RoutingConfig) -> dict[str, str]:
-    """The checkout's files the generator reads (those ``routing`` names), as text."""
-    globs = (routing.ci_config, *routing.paths)
-    files = {}
-    for path in sorted(repo.rglob("*")):
-        relative = path.relative_to(repo).as_posix()
-        if (
-            path.is_file()
-            and ".git" not in path.parts
-            and any(path_matches(relative, glob) for glob in globs)
-        ):
-            files[relative] = read_repo_file(repo, relative)
-    return files
+    """What the generator reads in the checkout: the config and its job dirs' files."""
+    config = read_repo_file(repo, routing.ci_config)
+    every = (path.relative_to(repo).as_posix() for path in repo.rglob("*.yaml") if path.is_file())
+    paths = job_paths(every, job_dirs_of(config))
+    return {routing.ci_config: config, **{path: read_repo_file(repo, path) for path in paths}}
 
 
 def _show(plan: SweepPlan, out: TextIO) -> None:

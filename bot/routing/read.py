@@ -14,7 +14,7 @@ fatal: the generator drops them, so they are kept aside for the model to report.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -138,9 +138,17 @@ def read_tree(files: Mapping[str, str], step_fields: frozenset[str]) -> Reading:
     return Reading(config, tuple(job_files), tuple(problems))
 
 
-def job_paths(files: Mapping[str, str], job_dirs: tuple[str, ...]) -> list[str]:
+def job_paths(files: Iterable[str], job_dirs: tuple[str, ...]) -> list[str]:
+    """The paths among ``files`` the generator reads as job files."""
     prefixes = tuple(directory.rstrip("/") + "/" for directory in job_dirs)
     return [path for path in files if path.startswith(prefixes) and path.endswith(JOB_SUFFIX)]
+
+
+def job_dirs_of(ci_config: str) -> tuple[str, ...]:
+    """The ``job_dirs`` a ``ci_config.yaml`` names (none when it cannot be read: the
+    model then reports why, from the same text)."""
+    config = read_config(ci_config, [])
+    return config.job_dirs if config is not None else ()
 
 
 def read_config(text: str, problems: list[RoutingProblem]) -> CiConfig | None:

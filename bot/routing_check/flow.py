@@ -76,10 +76,9 @@ async def _touched_paths(ctx: RepoScope, number: int) -> list[str]:
 
 
 async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Report:
-    globs = (routing.ci_config, *routing.paths)
     base, head = await asyncio.gather(
-        read_inputs(ctx.gh, ctx.repo, pull.base_sha, globs, ctx.cache),
-        read_inputs(ctx.gh, ctx.repo, pull.head_sha, globs, ctx.cache),
+        read_inputs(ctx.gh, ctx.repo, pull.base_sha, routing.ci_config, ctx.cache),
+        read_inputs(ctx.gh, ctx.repo, pull.head_sha, routing.ci_config, ctx.cache),
     )
     tables = default_tables()
     env = {"BUILDKITE_BRANCH": pull.head_ref}  # the PR's own build, not main's

@@ -50,8 +50,7 @@ async def reconcile_migrations(ctx: RepoScope) -> list[MigrationResult]:
     migration, against the default branch's head now."""
     base = await default_branch_head(ctx.gh, ctx.store, ctx.repo, refresh=True)
     routing = ctx.config.routing or RoutingConfig()
-    globs = (routing.ci_config, *routing.paths)
-    files = await read_inputs(ctx.gh, ctx.repo, base.sha, globs, ctx.cache)
+    files = await read_inputs(ctx.gh, ctx.repo, base.sha, routing.ci_config, ctx.cache)
     await record_routing(ctx, base, files, routing)
     return await sync_migrations(ctx, base=base, files=files)
 

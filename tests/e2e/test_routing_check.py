@@ -99,3 +99,29 @@ async def test_one_run_per_head_however_often_the_event_comes(env: Harness) -> N
     await env.settle()
     head = env.sandbox.head(DOWNSTREAM, "ci/migrate")
     assert runs(env, head) == []  # back to main's routing: nothing to say
+
+
+def typos(count: int) -> str:
+    """A job file whose every step has a typo the generator silently drops."""
+    steps = "".join(
+        f"  - label: Typo {n}\n    key: typo-{n}\n    num_device: 4\n    commands: [pytest]\n"
+        for n in range(count)
+    )
+    return "group: Typos\ndepends_on: [image-build]\nsteps:\n" + steps
+
+
+async def test_more_than_fifty_annotations_go_in_chunks_and_a_ghost_update_is_finished(
+    env: Harness,
+) -> None:
+    seed(env)
+    await env.start()
+    files = {**vllm_ci_files(), ".buildkite/test_areas/typos.yaml": typos(60)}
+    env.sandbox.faults.ghost_next(1, "checks/update")  # applied, answered 502
+    pull = open_pull(env, files)
+    await env.settle()
+
+    [run] = runs(env, pull["head"]["sha"])
+    assert len(run.annotations) == 60  # 50 on create, 10 in one update, none twice
+    assert {a.title for a in run.annotations} == {"unknown-field"}
+    assert env.sandbox.faults.injected
+    assert run.conclusion == "failure"

@@ -7,6 +7,7 @@ import pytest
 from bot.routing import read, yaml_nodes
 from bot.routing.model import route
 from bot.routing.problems import RoutingProblem
+from bot.routing.read import job_dirs_of
 from bot.routing.tables import default_tables
 from tests.routing.trees import CONFIG, JOB, files, routes
 
@@ -144,3 +145,8 @@ def test_a_table_override_step_field_is_taken_as_is() -> None:
     )
     result = route(files("steps:\n  - label: t\n    new_field: [1]\n"), env={}, tables=tables)
     assert not [p for p in result.problems if "new_field" in p.message]
+
+
+def test_the_job_dirs_of_a_config_and_of_one_that_cannot_be_read() -> None:
+    assert job_dirs_of("job_dirs:\n  - .buildkite/test_areas\n") == (".buildkite/test_areas",)
+    assert job_dirs_of("job_dirs: [\n") == ()
