@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gidgethub import routing, sansio
 
 from bot.buildkite.pipelines import repository_of
+from bot.github.bot_branches import PROPOSAL_PREFIXES, proposal_key
 from bot.github.changes import Repo
 from bot.landing import approval as approving
 from bot.landing import flow as landing
@@ -22,7 +23,6 @@ from bot.landing import state as landing_state
 from bot.landing import withdraw
 from bot.landing.rules import CHECK_CONCLUSIONS_OK
 from bot.landing.state import Approval
-from bot.pins import text as bump_text
 from bot.service.dispatch import handler_id
 from bot.service.payload import Payload, each, field, optional, user_login
 from bot.service.scope import RepoScope, repo_scope
@@ -65,7 +65,7 @@ def _bump_pull(data: Payload, services: Services) -> BumpPull | None:
     repo = services.served(full_name)
     if repo is None or not landing_state.is_bot_bump(pull, services.settings.bot_login):
         return None
-    return BumpPull(repo, number, head_ref.removeprefix(bump_text.BRANCH_PREFIX), merged)
+    return BumpPull(repo, number, proposal_key(head_ref) or "", merged)
 
 
 @router.register("pull_request_review", action="submitted")
@@ -165,7 +165,7 @@ async def _advance_heads(
 ) -> None:
     """A check of ``sha`` passed: advance the open bump PRs whose head it is."""
     repo = services.served(full_name)
-    bumps = [name for name in branches if name.startswith(bump_text.BRANCH_PREFIX)]
+    bumps = [name for name in branches if name.startswith(PROPOSAL_PREFIXES)]
     if repo is None or not bumps:
         return
     ctx = await _context(services, repo)
@@ -186,7 +186,7 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     build_number = field(event.data, "build.number", int)
     pipeline = field(event.data, "pipeline.slug")
     repository = repository_of(field(event.data, "pipeline.repository"))
-    if services.buildkite is None or not branch.startswith(bump_text.BRANCH_PREFIX):
+    if services.buildkite is None or not branch.startswith(PROPOSAL_PREFIXES):
         return
     repo = services.served(repository) if repository is not None else None
     if repo is None:

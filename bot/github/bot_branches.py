@@ -16,6 +16,23 @@ from gidgethub.abc import GitHubAPI
 from bot.github import changes, effects
 from bot.github.changes import Repo
 
+# The branches of the bot's proposals: landing treats a PR on one, opened by the bot,
+# as the bot's to land once approved.
+BUMP_PREFIX = "followup-bot/bump/"
+MIGRATE_PREFIX = "followup-bot/migrate/"
+PROPOSAL_PREFIXES = (BUMP_PREFIX, MIGRATE_PREFIX)
+
+
+def proposal_key(head_ref: str) -> str | None:
+    """What a proposal branch is for: a pin's name (``followup-bot/bump/<pin>``), or
+    ``migrate/<name>`` for a migration (pin names have no ``/``, so the two never meet);
+    None for any other branch."""
+    if head_ref.startswith(BUMP_PREFIX):
+        return head_ref.removeprefix(BUMP_PREFIX)
+    if head_ref.startswith(MIGRATE_PREFIX):
+        return "migrate/" + head_ref.removeprefix(MIGRATE_PREFIX)
+    return None
+
 
 async def move_branch(
     gh: GitHubAPI,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.github import changes, effects
+from bot.github.bot_branches import proposal_key
 from bot.github.permissions import has_write, permission_level
 from bot.landing import text as landing_text
 from bot.landing.flow import advance_locked
@@ -27,7 +28,6 @@ from bot.landing.state import (
     read_pull,
     save_state,
 )
-from bot.pins import text as bump_text
 from bot.service.scope import RepoScope
 
 
@@ -54,7 +54,7 @@ async def on_approval(ctx: RepoScope, approval: Approval) -> Landing:
         state = await load_state(ctx, approval.number)
         if state.stopped_for == head:
             return Landing(LandingOutcome.LEFT_TO_HUMANS)
-        state.pin = str(pull["head"]["ref"]).removeprefix(bump_text.BRANCH_PREFIX)
+        state.pin = proposal_key(str(pull["head"]["ref"])) or ""
         state.approved_head, state.approved_by = head, approval.login
         state.review_id = approval.review_id
         await save_state(ctx, approval.number, state)

@@ -10,12 +10,12 @@ from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient
 from bot.config.models import BuildkiteConfig
 from bot.github import effects
+from bot.github.bot_branches import PROPOSAL_PREFIXES
 from bot.landing import text as landing_text
 from bot.landing.rules import (
     check_runs_not_green,
 )
 from bot.landing.state import BLOCKED, PASSED, SUCCESS
-from bot.pins import text as bump_text
 from bot.retry.builds import FoundBuild
 from bot.service.scope import RepoScope
 
@@ -104,7 +104,7 @@ async def head_builds(
             pull_request = build.get("pull_request") or {}
             if str(pull_request.get("id")) == str(number) or str(
                 build.get("branch") or ""
-            ).startswith(bump_text.BRANCH_PREFIX):
+            ).startswith(PROPOSAL_PREFIXES):
                 found.append(FoundBuild(org, pipeline, build))
                 break
     return found

@@ -11,8 +11,8 @@ from typing import Any
 from gidgethub.abc import GitHubAPI
 
 from bot.github import changes
+from bot.github.bot_branches import proposal_key
 from bot.github.changes import Repo
-from bot.pins import text as bump_text
 from bot.service.outcome import Outcome
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key, pr_key
@@ -89,10 +89,10 @@ def pr_lock(repo: Repo, number: int) -> str:
 
 
 def is_bot_bump(pull: Mapping[str, Any], bot_login: str) -> bool:
-    """A PR the bot generated: its bump branch, opened by the bot itself."""
+    """A PR the bot generated: a proposal branch (a bump, a migration), opened by the bot."""
     head_ref = str((pull.get("head") or {}).get("ref") or "")
     author = str((pull.get("user") or {}).get("login") or "")
-    return head_ref.startswith(bump_text.BRANCH_PREFIX) and author == bot_login
+    return proposal_key(head_ref) is not None and author == bot_login
 
 
 async def load_state(ctx: RepoScope, number: int) -> LandingState:

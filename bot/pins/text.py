@@ -13,9 +13,10 @@ from typing import Any
 
 from bot.config.models import PinConfig
 from bot.github import neutralise
+from bot.github.bot_branches import BUMP_PREFIX
 
 MAX_LISTED_COMMITS = 50
-BRANCH_PREFIX = "followup-bot/bump/"
+BRANCH_PREFIX = BUMP_PREFIX
 TRAILER_PIN = "Followup-Bot-Pin"
 TRAILER_TARGET = "Followup-Bot-Target"
 TRAILER_FROM = "Followup-Bot-From"

@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
+from bot.github.bot_branches import MIGRATE_PREFIX
 from bot.routing_check.report import TABLE_HEAD, routing_row
 from bot.routing_check.sweep import Move, SweepPlan
 
-BRANCH_PREFIX = "followup-bot/migrate/"
+BRANCH_PREFIX = MIGRATE_PREFIX
 TRAILER_MIGRATION = "Followup-Bot-Migration"
 TRAILER_EDITS = "Followup-Bot-Edits"
 MARKER = "<!-- followup-bot:migration name={name} -->"

@@ -14,6 +14,7 @@ from bot.routing_check import migrate, migrate_text
 from bot.routing_check.sweep import SweepPlan, plan_sweep
 from bot.service.reconcile import enqueue_tick
 from bot.store.kinds import Kind, migration_key
+from sandbox.github_state import Label
 from sandbox.harness import Harness
 from sandbox.scenario import World
 from sandbox.vllm_ci_tree import SWEEP_LABELS, vllm_ci_files
@@ -202,3 +203,36 @@ async def test_an_unproven_sweep_writes_nothing_and_records_why(
     assert doc is not None
     assert doc["last_result"] == "failed"
     assert "`other-step`" in doc["last_failure"]
+
+
+async def test_an_approved_migration_pr_is_landed_like_a_bump(env: Harness) -> None:
+    """The same approval and landing rules as bump PRs, with the job files as landing
+    paths: a maintainer approves, the bot labels it and merges once CI is green."""
+    landing = 'landing: {labels_on_approval: [ready], paths: [".buildkite/test_areas/**"]}\n'
+    world = World(env)
+    pinned = world.upstream()
+    world.downstream(pinned, config=CONFIG + MIGRATIONS + landing, files=vllm_ci_files())
+    repo = env.sandbox.repo(DOWNSTREAM)
+    repo.labels["ready"] = Label(env.sandbox.ids(), "ready", description="run the full CI")
+    env.sandbox.set_permission(DOWNSTREAM, "maintainer", "maintain")
+    env.sandbox.require_checks(DOWNSTREAM, "main", ["buildkite/ci"])
+    await env.start()
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1.0, 300.0)
+    await env.settle()
+    [pull] = migration_pulls(env)
+    head = str(pull["head"]["sha"])
+    env.sandbox.set_status(DOWNSTREAM, head, "pending", context="buildkite/ci")
+
+    env.sandbox.submit_review(DOWNSTREAM, int(pull["number"]), "maintainer")
+    await env.settle()
+    [labelled] = migration_pulls(env)
+    assert [label["name"] for label in labelled["labels"]] == ["ready"]
+    assert labelled["merged"] is False
+
+    env.sandbox.set_status(DOWNSTREAM, head, "success", context="buildkite/ci")
+    await env.settle()
+    [merged] = migration_pulls(env)
+    assert merged["merged"] is True
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1000.0, 300.0)
+    await env.settle()
+    assert len(migration_pulls(env)) == 1  # landed: nothing left to move, no new PR
