@@ -1,5 +1,5 @@
 """The "CI routing" check run on each new head of a PR that touches the generator's files,
-and the migration PRs, kept on each reconcile tick (landing them is a human's call)."""
+and the migration PRs, kept on each reconcile tick (approved, they land as bumps do)."""
 
 from __future__ import annotations
 
