@@ -2,13 +2,15 @@
 
 ``routing`` says which files of the repository feed vLLM's pipeline generator (a PR
 touching them gets a "CI routing" check run), which steps need the CUDA build, which
-invariant breaks only warn rather than fail the check.
+invariant breaks only warn rather than fail the check, and how the generator's tables
+differ from the defaults when ci-infra changed them.
 ``migrations`` are sweeps: every step ``select`` matches, less ``exclude``, gets ``set``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +33,14 @@ class RoutingConfig(_Section):
     required_keys: tuple[Word, ...] = DEFAULT_REQUIRED_KEYS  # steps that need the CUDA build
     required_commands: tuple[Regex, ...] = ()  # ... or whose commands match one of these
     warnings: tuple[Invariant, ...] = DEFAULT_WARNINGS  # reported as neutral, not failure
+    # The generator's tables as ci-infra changed them: mappings merged into the defaults,
+    # other tables replaced (``bot.routing.tables.with_overrides`` reads and checks them).
+    tables: dict[str, Any] = Field(default_factory=dict)
+
+    def __hash__(self) -> int:
+        # A config is hashable all the way down; the tables are plain YAML data.
+        fields = (self.ci_config, self.paths, self.required_keys, self.required_commands)
+        return hash((*fields, self.warnings, json.dumps(self.tables, sort_keys=True)))
 
 
 class StepMatch(_Section):

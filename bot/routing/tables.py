@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from bot.service.errors import PermanentError
+
 MSG_UNKNOWN_TABLE = "unknown routing table {name!r} (known: {known})"
 MSG_NOT_A_MAPPING = "routing table overrides: expected a mapping, got {got}"
 MSG_BAD_VALUE = "routing table {name!r}: expected {expected}, got {got!r}"
@@ -26,8 +28,9 @@ PART_DEVICE = "device"
 SUFFIX_PARTS = frozenset({PART_NIGHTLY, PART_DEVICE})
 
 
-class RoutingTablesError(ValueError):
-    """An override the tables cannot take."""
+class RoutingTablesError(PermanentError):
+    """An override the tables cannot take: a mistake in the config, which retrying
+    cannot fix (a delivery that meets it fails at once, with this message)."""
 
 
 @dataclass(frozen=True)

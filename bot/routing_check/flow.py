@@ -21,9 +21,18 @@ from bot.landing.rules import path_matches
 from bot.routing.model import Routes, route
 from bot.routing.problems import RoutingProblem
 from bot.routing.required import required_problems
-from bot.routing.tables import RoutingTables, default_tables
+from bot.routing.tables import RoutingTables, RoutingTablesError
 from bot.routing_check.inputs import read_inputs
-from bot.routing_check.report import CHECK_NAME, Finding, Report, compare, summary, title
+from bot.routing_check.report import (
+    CHECK_NAME,
+    Finding,
+    Report,
+    bad_tables_report,
+    compare,
+    summary,
+    title,
+)
+from bot.routing_check.tables_config import tables_of
 from bot.service.scope import RepoScope
 
 MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit
@@ -80,7 +89,10 @@ async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Rep
         read_inputs(ctx.gh, ctx.repo, pull.base_sha, routing.ci_config, ctx.cache),
         read_inputs(ctx.gh, ctx.repo, pull.head_sha, routing.ci_config, ctx.cache),
     )
-    tables = default_tables()
+    try:
+        tables = tables_of(routing)
+    except RoutingTablesError as exc:
+        return bad_tables_report(str(exc))
     env = {"BUILDKITE_BRANCH": pull.head_ref}  # the PR's own build, not main's
     before, after = await asyncio.gather(
         ctx.blocking.run(route, base, env=env, tables=tables),

@@ -21,7 +21,6 @@ from bot.config.routing import MigrationConfig, RoutingConfig
 from bot.github import changes
 from bot.github.changes import BranchHead
 from bot.github.default_branch import default_branch_head
-from bot.routing.tables import default_tables
 from bot.routing_check import migrate_text as text
 from bot.routing_check.inputs import read_inputs
 from bot.routing_check.migrate_pr import (
@@ -37,6 +36,7 @@ from bot.routing_check.migrate_pr import (
 )
 from bot.routing_check.snapshot import record_routing
 from bot.routing_check.sweep import SweepPlan, plan_sweep
+from bot.routing_check.tables_config import tables_of
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, migration_key
 
@@ -64,7 +64,7 @@ async def sync_migrations(
         return []
     # Main's own build decides where main's steps run, so the sweep is planned as main.
     env = {"BUILDKITE_BRANCH": base.name}
-    tables = default_tables()
+    tables = tables_of(ctx.config.routing or RoutingConfig())
     results = []
     for migration in ctx.config.migrations:
         plan = await ctx.blocking.run(plan_sweep, files, migration, env=env, tables=tables)

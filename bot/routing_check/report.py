@@ -100,6 +100,16 @@ def compare(
     return Report(tuple(changes), unchanged, tuple(findings), old_count)
 
 
+BAD_TABLES = "routing.tables in the config: {reason}"
+CONFIG_FILE = ".github/followup-bot.yml"
+
+
+def bad_tables_report(reason: str) -> Report:
+    """A config whose table overrides cannot be read: the check says so and fails."""
+    problem = RoutingProblem(CONFIG_FILE, 1, 1, BAD_TABLES.format(reason=reason), fatal=True)
+    return Report((), 0, (Finding(problem, UNREADABLE, failing=True),), 0)
+
+
 def title(report: Report) -> str:
     if not report.findings:
         changed = len(report.changes)

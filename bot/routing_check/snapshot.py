@@ -11,7 +11,7 @@ from bot.config.routing import RoutingConfig
 from bot.github.changes import BranchHead
 from bot.routing.model import Routes, route
 from bot.routing.required import required_problems
-from bot.routing.tables import default_tables
+from bot.routing_check.tables_config import tables_of
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
@@ -20,7 +20,7 @@ MAX_PROBLEMS_KEPT = 20  # the dashboard lists a few; the routes command lists th
 
 def routing_doc(routes: Routes, routing: RoutingConfig, base_sha: str) -> dict[str, Any]:
     """The ``dashboard-routing`` document of one routing of main."""
-    tables = default_tables()
+    tables = tables_of(routing)
     problems = [
         *routes.problems,
         *required_problems(
@@ -41,6 +41,6 @@ async def record_routing(
     if ctx.config.routing is None and not ctx.config.migrations:
         return  # the repository has not asked about routing
     env = {"BUILDKITE_BRANCH": base.name}
-    routes = await ctx.blocking.run(route, files, env=env, tables=default_tables())
+    routes = await ctx.blocking.run(route, files, env=env, tables=tables_of(routing))
     doc = routing_doc(routes, routing, base.sha)
     await ctx.store.put_state(Kind.DASHBOARD_ROUTING, ctx.repo.full_name, doc)

@@ -68,3 +68,20 @@ def test_migration_names_are_unique_ignoring_case() -> None:
 def test_an_exclusion_needs_its_reason() -> None:
     [problem] = problems_of(SWEEP.replace(", reason: multi-node stays off Kubernetes", ""))
     assert "migrations[0].exclude[1].reason: " + msg.MSG_MISSING in problem
+
+
+TABLES = """\
+routing:
+  tables:
+    device_queues: {h300: h300_queue}
+    kubernetes_devices: [h100, a100, b200-k8s, l4, h300]
+"""
+
+
+def test_table_overrides_are_plain_data_and_the_config_still_hashes() -> None:
+    config = parse_repo_config(TABLES, filename=FILENAME)
+    assert config.routing is not None
+    assert config.routing.tables["device_queues"] == {"h300": "h300_queue"}
+    assert hash(config) == hash(parse_repo_config(TABLES, filename=FILENAME))
+    other = parse_repo_config(TABLES.replace("h300_queue", "x"), filename=FILENAME)
+    assert (hash(config), config) != (hash(other), other)

@@ -125,3 +125,22 @@ async def test_more_than_fifty_annotations_go_in_chunks_and_a_ghost_update_is_fi
     assert {a.title for a in run.annotations} == {"unknown-field"}
     assert env.sandbox.faults.injected
     assert run.conclusion == "failure"
+
+
+async def test_table_overrides_the_model_cannot_take_fail_the_check_saying_why(
+    env: Harness,
+) -> None:
+    world = World(env)
+    pinned = world.upstream()
+    bad = ROUTING + "  tables:\n    device_queue: {h300: q}\n"
+    world.downstream(pinned, config=CONFIG + bad, files=vllm_ci_files())
+    await env.start()
+    pull = open_pull(env, vllm_ci_files(incident_a=True))
+    await env.settle()
+
+    [run] = runs(env, pull["head"]["sha"])
+    assert run.conclusion == "failure"
+    [note] = run.annotations
+    assert note.path == ".github/followup-bot.yml"
+    assert note.message.startswith("routing.tables in the config: ")
+    assert "device_queue" in note.message
