@@ -22,6 +22,9 @@ from bot.config.messages import (
 from bot.config.models import RepoConfig
 from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config_bytes
 
+# Said where an operator reads it: the check run needs a permission the App may lack.
+SUMMARY_ROUTING = "CI routing check (the App needs Checks: write)"
+
 
 def summarize(config: RepoConfig) -> str:
     """One line saying what the bot will do in this repository."""
@@ -29,17 +32,21 @@ def summarize(config: RepoConfig) -> str:
     if config.pins:
         pins += " (" + ", ".join(pin.name for pin in config.pins) + ")"
     allowlist, buildkite, landing = config.allowlist, config.buildkite, config.landing
-    return "; ".join(
-        [
-            f"handle @{config.handle}",
-            pins,
-            "allowlist off" if allowlist is None else f"allowlist in {allowlist.file}",
-            "buildkite off"
-            if buildkite is None
-            else f"buildkite {buildkite.organization}/{','.join(buildkite.pipelines)}",
-            "landing off" if landing is None else f"landing by {landing.merge_method}",
-        ]
-    )
+    parts = [
+        f"handle @{config.handle}",
+        pins,
+        "allowlist off" if allowlist is None else f"allowlist in {allowlist.file}",
+        "buildkite off"
+        if buildkite is None
+        else f"buildkite {buildkite.organization}/{','.join(buildkite.pipelines)}",
+        "landing off" if landing is None else f"landing by {landing.merge_method}",
+    ]
+    if config.routing is not None:
+        parts.append(SUMMARY_ROUTING)
+    if config.migrations:
+        names = ", ".join(migration.name for migration in config.migrations)
+        parts.append(f"{plural(len(config.migrations), 'migration')} ({names})")
+    return "; ".join(parts)
 
 
 def _load(path: Path) -> RepoConfig:

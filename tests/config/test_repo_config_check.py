@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 from bot.config import messages as msg
-from bot.config.check import check_config, summarize
+from bot.config.check import SUMMARY_ROUTING, check_config, summarize
 from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config
+from tests.config.test_repo_config_routing import SWEEP
 
 from .samples import PIN_LINES
 from .test_repo_config_parse import DESIGN_SKETCH
@@ -127,3 +128,8 @@ def test_directory_exits_2(tmp_path: Path) -> None:
     code, out, err = run(tmp_path)
     assert (code, out) == (2, "")
     assert err.startswith(f"error: cannot read {tmp_path}: ")
+
+
+def test_routing_and_migrations_are_summarized_with_the_permission_they_need() -> None:
+    summary = summarize(parse_repo_config(SWEEP))
+    assert summary.endswith(f"; {SUMMARY_ROUTING}; 1 migration (l4-eks)")
