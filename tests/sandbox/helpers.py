@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import jwt
+from github import Auth, Github
 from multidict import CIMultiDict
 
 APP_ID = "4242"
@@ -88,3 +89,15 @@ class RawApi:
             return Answer(
                 response.status, json.loads(text) if text else None, CIMultiDict(response.headers)
             )
+
+
+def pygithub(base_url: str, token: str) -> Github:
+    """A PyGithub client on the stand-in: no pauses between requests, no retries (a test
+    wants the first answer)."""
+    return Github(
+        base_url=base_url,
+        auth=Auth.Token(token),
+        seconds_between_requests=0,
+        seconds_between_writes=0,
+        retry=None,
+    )

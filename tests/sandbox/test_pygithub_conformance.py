@@ -9,23 +9,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from github import Auth, Github, InputGitTreeElement
+from github import InputGitTreeElement
 
 from sandbox.github_server import GitHubSandbox
 
-from .helpers import REPO
+from .helpers import REPO, pygithub
 
 BRANCH = "followup-bot/bump/pygithub"
 
 
 def drive(base_url: str, token: str) -> dict[str, Any]:
-    client = Github(
-        base_url=base_url,
-        auth=Auth.Token(token),
-        seconds_between_requests=0,
-        seconds_between_writes=0,
-        retry=None,
-    )
+    client = pygithub(base_url, token)
     repo = client.get_repo(REPO)
     main = repo.get_git_ref("heads/main")
     parent = repo.get_git_commit(main.object.sha)

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 from gidgethub.aiohttp import GitHubAPI
-from github import Auth, Github
 
 from sandbox.github_server import GitHubSandbox
 
-from .helpers import INSTALLATION_ID, REPO, FakeClock, RawApi, Receiver
+from .helpers import INSTALLATION_ID, REPO, FakeClock, RawApi, Receiver, pygithub
 
 
 def release_events(receiver: Receiver) -> list[tuple[str, str | None]]:
@@ -162,13 +161,7 @@ def test_refusals(sandbox: GitHubSandbox) -> None:
 
 def drive(base_url: str, token: str) -> dict[str, Any]:
     """PyGithub reads tags and releases; its requests must all fit the contract."""
-    client = Github(
-        base_url=base_url,
-        auth=Auth.Token(token),
-        seconds_between_requests=0,
-        seconds_between_writes=0,
-        retry=None,
-    )
+    client = pygithub(base_url, token)
     repo = client.get_repo(REPO)
     annotated = repo.get_git_ref("tags/v1.0")
     tag = repo.get_git_tag(annotated.object.sha)
