@@ -175,7 +175,7 @@ async def _record_companions(
 ) -> None:
     """For the dashboard: whether the files that must agree with the pin still do."""
     if pin.also:
-        checks = await check_companions(ctx, pin, facts.pinned)
+        checks = await check_companions(ctx, pin, facts)
         state.extra["companions"] = [dataclasses.asdict(check) for check in checks]
 
 
@@ -220,7 +220,7 @@ async def _bump(
         comparison, new_text, also = await asyncio.gather(
             compare(ctx.gh, upstream, facts.pinned, target),
             ctx.blocking.run(set_pin, facts.text, pin.dependency, target, filename=pin.file),
-            companion_edits(ctx, pin, facts.pinned, target),
+            companion_edits(ctx, pin, facts, target),
         )
     except PinError as exc:  # e.g. a shallow pin cannot take the commit sha of a branch
         return PinResult(pin.name, Outcome.FAILED, str(exc))

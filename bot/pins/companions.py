@@ -4,20 +4,19 @@ DeepGEMM's CMake file says its ref "should be kept in sync with
 tools/install_deepgemm.sh": a bump that changed only the CMake file would break
 that rule. Each companion must hold the pinned value before the bump; when one
 does not, the files already disagree and the bot cannot know which is right, so it
-names the file and writes nothing.
+names the file and writes nothing. The files are read once per sync, with the pin
+file (``facts``).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.config.models import CompanionConfig, PinConfig
 from bot.edit.companion import CompanionError, read_companion, set_companion
-from bot.github import changes
 from bot.github.changes import FileEdit
-from bot.pins.facts import BumpScope
+from bot.pins.facts import BumpScope, PinFacts
 
 REASON_COMPANION_MISSING = "{file} (under also: of {pin}) does not exist on {base}"
 REASON_COMPANION_NOT_TEXT = "{file} (under also: of {pin}) is not UTF-8 text"
@@ -38,10 +37,11 @@ class CompanionCheck:
 
 
 async def companion_edits(
-    ctx: BumpScope, pin: PinConfig, pinned: str, target: str
+    ctx: BumpScope, pin: PinConfig, facts: PinFacts, target: str
 ) -> list[FileEdit] | str:
-    """Every companion file with ``target`` in place of ``pinned``, or why not."""
-    texts = await _read_texts(ctx, pin)
+    """Every companion file with ``target`` in place of the pinned value, or why not."""
+    pinned = facts.pinned
+    texts = _texts(ctx, pin, facts.companions)
     if isinstance(texts, str):
         return texts
     for companion in pin.also:
@@ -60,12 +60,11 @@ async def companion_edits(
     return [FileEdit(file, text.encode("utf-8")) for file, text in texts.items()]
 
 
-async def check_companions(ctx: BumpScope, pin: PinConfig, pinned: str) -> list[CompanionCheck]:
-    """Each companion's value on the base and whether it agrees with ``pinned``."""
-    raws = await _read_raw(ctx, pin.also)
+async def check_companions(ctx: BumpScope, pin: PinConfig, facts: PinFacts) -> list[CompanionCheck]:
+    """Each companion's value on the base and whether it agrees with the pinned value."""
     return [
-        await _check(ctx, pin, companion, raw, pinned)
-        for companion, raw in zip(pin.also, raws, strict=True)
+        await _check(ctx, pin, companion, facts.companions.get(companion.file), facts.pinned)
+        for companion in pin.also
     ]
 
 
@@ -85,25 +84,17 @@ async def _check(
     return CompanionCheck(companion.file, found.value, found.line, problem)
 
 
-async def _read_texts(ctx: BumpScope, pin: PinConfig) -> dict[str, str] | str:
-    """The companion files' texts on the base, by file (one read per file)."""
-    raws = await _read_raw(ctx, pin.also)
+def _texts(
+    ctx: BumpScope, pin: PinConfig, raws: Mapping[str, bytes | None]
+) -> dict[str, str] | str:
+    """The companion files' texts on the base, by file."""
     try:
         return {
-            companion.file: _text(ctx, pin, companion.file, raw)
-            for companion, raw in zip(pin.also, raws, strict=True)
+            companion.file: _text(ctx, pin, companion.file, raws.get(companion.file))
+            for companion in pin.also
         }
     except _Unreadable as exc:
         return str(exc)
-
-
-async def _read_raw(ctx: BumpScope, companions: Sequence[CompanionConfig]) -> list[bytes | None]:
-    files = list(dict.fromkeys(companion.file for companion in companions))
-    raws = await asyncio.gather(
-        *(changes.read_file(ctx.gh, ctx.repo, file, ctx.base.sha) for file in files)
-    )
-    by_file = dict(zip(files, raws, strict=True))
-    return [by_file[companion.file] for companion in companions]
 
 
 class _Unreadable(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gidgethub
@@ -49,6 +49,7 @@ class PinFacts:
     text: str  # the pin file on the base
     pinned: str  # the value pinned there
     tags: TagChoice | None = None  # a tag pin's upstream tags and their commits
+    companions: Mapping[str, bytes | None] = field(default_factory=dict)  # also: files
 
     @property
     def open_pr(self) -> dict[str, Any] | None:
@@ -57,12 +58,13 @@ class PinFacts:
 
 async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
-    head, pulls, raw = await asyncio.gather(
+    head, pulls, raw, companions = await asyncio.gather(
         list_tags(ctx.gh, upstream)
         if pin.track == "tags"
         else changes.ref_sha(ctx.gh, upstream, pin.branch),
         changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
         changes.read_file(ctx.gh, ctx.repo, pin.file, ctx.base.sha),
+        _read_companions(ctx, pin),
     )
     if head is None:
         reason = REASON_NO_UPSTREAM_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
@@ -81,11 +83,20 @@ async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
     if isinstance(head, str):
-        return PinFacts(head, pulls, text, found.value)
+        return PinFacts(head, pulls, text, found.value, companions=companions)
     choice = choose_tag(pin, found.value, head)
     if isinstance(choice, str):
         return PinResult(pin.name, Outcome.FAILED, choice)
-    return PinFacts(choice.tag, pulls, text, found.value, choice)
+    return PinFacts(choice.tag, pulls, text, found.value, choice, companions)
+
+
+async def _read_companions(ctx: BumpScope, pin: PinConfig) -> dict[str, bytes | None]:
+    """The ``also:`` files on the base, each read once (None: not there)."""
+    files = list(dict.fromkeys(companion.file for companion in pin.also))
+    raws = await asyncio.gather(
+        *(changes.read_file(ctx.gh, ctx.repo, file, ctx.base.sha) for file in files)
+    )
+    return dict(zip(files, raws, strict=True))
 
 
 def same_repository(git_repository: str, upstream: str) -> bool:
