@@ -16,50 +16,14 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
+from bot.config.path_globs import path_matches as path_matches  # re-exported
+from bot.config.path_globs import translate
+
 # Like AutoRoll: a head gets its first CI run and at most two retried ones.
 MAX_LANDING_ATTEMPTS = 3
 # Where GitHub looks for CODEOWNERS, in its order of precedence.
 CODEOWNERS_PATHS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 _WILDCARDS = frozenset("*?[")
-
-
-def _translate(pattern: str) -> str:
-    """A glob as a regex body: ``*``/``?`` stay inside a segment, ``**`` crosses them."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")  # zero or more whole directories
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
-            inside = pattern[i + 1 : end]
-            negate = inside[:1] == "!"
-            body = re.escape(inside[1:] if negate else inside).replace(r"\-", "-")
-            out.append(f"[{'^' if negate else ''}{body}]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return "".join(out)
-
-
-@lru_cache(maxsize=512)
-def _path_glob(pattern: str) -> re.Pattern[str]:
-    return re.compile(_translate(pattern) + r"\Z")
-
-
-def path_matches(path: str, glob: str) -> bool:
-    """Whether a repo-relative ``path`` matches a landing ``glob`` (whole path)."""
-    return _path_glob(glob).match(path) is not None
 
 
 def paths_outside(paths: Iterable[str], globs: Sequence[str]) -> list[str]:
@@ -104,7 +68,7 @@ def _codeowners_glob(pattern: str) -> re.Pattern[str]:
         suffix = ""
     else:
         suffix = "(?:/.*)?"
-    return re.compile(prefix + _translate(body) + suffix + r"\Z")
+    return re.compile(prefix + translate(body) + suffix + r"\Z")
 
 
 def parse_codeowners(text: str) -> list[OwnerRule]:

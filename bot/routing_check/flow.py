@@ -15,13 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.config.path_globs import path_matches
 from bot.config.routing import RoutingConfig
 from bot.github import effects
-from bot.landing.rules import path_matches
-from bot.routing.model import Routes, route
-from bot.routing.problems import RoutingProblem
-from bot.routing.required import required_problems
-from bot.routing.tables import RoutingTables, RoutingTablesError
+from bot.routing.model import route
+from bot.routing.tables import RoutingTablesError
 from bot.routing_check.inputs import read_inputs
 from bot.routing_check.report import (
     CHECK_NAME,
@@ -32,7 +30,7 @@ from bot.routing_check.report import (
     summary,
     title,
 )
-from bot.routing_check.tables_config import tables_of
+from bot.routing_check.tables_config import routing_problems, tables_of
 from bot.service.scope import RepoScope
 
 MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit
@@ -61,8 +59,10 @@ async def check_pull(ctx: RepoScope, pull: PullHead, *, app_id: str) -> CheckOut
     touched = await _touched_paths(ctx, pull.number)
     if not any(path_matches(path, glob) for path in touched for glob in routing.paths):
         return CheckOutcome.NOT_ROUTING
-    report = await _report(ctx, routing, pull)
     existing = await _existing_run(ctx, pull.head_sha, app_id)
+    if existing is not None and _complete(existing):
+        return CheckOutcome.ALREADY  # a redelivery: nothing to read or write
+    report = await _report(ctx, routing, pull)
     if existing is not None:
         await _finish_annotations(ctx, existing, report.findings)
         return CheckOutcome.ALREADY
@@ -85,14 +85,14 @@ async def _touched_paths(ctx: RepoScope, number: int) -> list[str]:
 
 
 async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Report:
+    try:
+        tables = tables_of(routing)
+    except RoutingTablesError as exc:
+        return bad_tables_report(str(exc))  # nothing to read: the model cannot run
     base, head = await asyncio.gather(
         read_inputs(ctx.gh, ctx.repo, pull.base_sha, routing.ci_config, ctx.cache),
         read_inputs(ctx.gh, ctx.repo, pull.head_sha, routing.ci_config, ctx.cache),
     )
-    try:
-        tables = tables_of(routing)
-    except RoutingTablesError as exc:
-        return bad_tables_report(str(exc))
     env = {"BUILDKITE_BRANCH": pull.head_ref}  # the PR's own build, not main's
     before, after = await asyncio.gather(
         ctx.blocking.run(route, base, env=env, tables=tables),
@@ -101,19 +101,10 @@ async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Rep
     return compare(
         before.steps,
         after.steps,
-        _problems(before, routing, tables),
-        _problems(after, routing, tables),
+        routing_problems(before, routing, tables),
+        routing_problems(after, routing, tables),
         warnings=routing.warnings,
     )
-
-
-def _problems(
-    routes: Routes, routing: RoutingConfig, tables: RoutingTables
-) -> list[RoutingProblem]:
-    required = required_problems(
-        routes.steps, tables, keys=routing.required_keys, commands=routing.required_commands
-    )
-    return [*routes.problems, *required]
 
 
 async def _existing_run(ctx: RepoScope, head_sha: str, app_id: str) -> dict[str, Any] | None:
@@ -144,6 +135,9 @@ async def _post(ctx: RepoScope, head_sha: str, report: Report, app_id: str) -> N
         "name": CHECK_NAME,
         "head_sha": head_sha,
         "conclusion": report.conclusion,
+        # How many annotations the run is to have: a rerun that finds them all there
+        # knows the run is complete without routing anything again.
+        "external_id": str(len(report.findings)),
         "output": {**output, "annotations": notes[:MAX_ANNOTATIONS_PER_REQUEST]},
     }
 
@@ -159,6 +153,13 @@ async def _post(ctx: RepoScope, head_sha: str, report: Report, app_id: str) -> N
 
     run = await effects.look_after_failure(create, find)
     await _finish_annotations(ctx, run, report.findings)
+
+
+def _complete(run: dict[str, Any]) -> bool:
+    """Whether the run holds every annotation it was made for (see ``external_id``)."""
+    expected = str(run.get("external_id") or "")
+    have = int((run.get("output") or {}).get("annotations_count") or 0)
+    return expected.isdigit() and have >= int(expected)
 
 
 def _text_of(output: dict[str, Any]) -> dict[str, Any]:

@@ -10,23 +10,19 @@ from typing import Any
 from bot.config.routing import RoutingConfig
 from bot.github.changes import BranchHead
 from bot.routing.model import Routes, route
-from bot.routing.required import required_problems
-from bot.routing_check.tables_config import tables_of
+from bot.routing.tables import RoutingTables
+from bot.routing_check.tables_config import routing_problems, tables_of
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 MAX_PROBLEMS_KEPT = 20  # the dashboard lists a few; the routes command lists them all
 
 
-def routing_doc(routes: Routes, routing: RoutingConfig, base_sha: str) -> dict[str, Any]:
+def routing_doc(
+    routes: Routes, routing: RoutingConfig, tables: RoutingTables, base_sha: str
+) -> dict[str, Any]:
     """The ``dashboard-routing`` document of one routing of main."""
-    tables = tables_of(routing)
-    problems = [
-        *routes.problems,
-        *required_problems(
-            routes.steps, tables, keys=routing.required_keys, commands=routing.required_commands
-        ),
-    ]
+    problems = routing_problems(routes, routing, tables)
     return {
         "base": base_sha,
         "queues": dict(sorted(Counter(step.queue for step in routes.steps).items())),
@@ -41,6 +37,7 @@ async def record_routing(
     if ctx.config.routing is None and not ctx.config.migrations:
         return  # the repository has not asked about routing
     env = {"BUILDKITE_BRANCH": base.name}
-    routes = await ctx.blocking.run(route, files, env=env, tables=tables_of(routing))
-    doc = routing_doc(routes, routing, base.sha)
+    tables = tables_of(routing)
+    routes = await ctx.blocking.run(route, files, env=env, tables=tables)
+    doc = routing_doc(routes, routing, tables, base.sha)
     await ctx.store.put_state(Kind.DASHBOARD_ROUTING, ctx.repo.full_name, doc)

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from bot.config.path_globs import path_matches
 from bot.config.routing import MigrationConfig, StepMatch
 from bot.edit.yaml_steps import Value, set_steps_keys
-from bot.landing.rules import path_matches
 from bot.routing.model import RoutedStep, Routes, route
 from bot.routing.tables import RoutingTables
 

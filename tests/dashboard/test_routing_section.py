@@ -57,7 +57,7 @@ def test_many_problems_are_cut_with_a_pointer_to_the_command() -> None:
 def test_the_recorded_routing_of_main_counts_steps_per_queue() -> None:
     main = {"BUILDKITE_BRANCH": "main"}
     routes = route(vllm_ci_files(incident_a=True), env=main, tables=default_tables())
-    doc = routing_doc(routes, RoutingConfig(), "d" * 40)
+    doc = routing_doc(routes, RoutingConfig(), default_tables(), "d" * 40)
     assert sum(doc["queues"].values()) == len(routes.steps)
     assert doc["problem_count"] >= 3  # incident A's audit breaks the CUDA rules
     assert any("torch-stable-abi-audit needs the CUDA build" in p for p in doc["problems"])

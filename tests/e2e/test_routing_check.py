@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bot.routing.required import MSG_OFF_CUDA_IMAGE
 from bot.routing_check.report import CHECK_NAME
 from sandbox.harness import Harness
@@ -110,13 +112,17 @@ def typos(count: int) -> str:
     return "group: Typos\ndepends_on: [image-build]\nsteps:\n" + steps
 
 
+@pytest.mark.parametrize("lost", ["ghost", "failed"])
 async def test_more_than_fifty_annotations_go_in_chunks_and_a_ghost_update_is_finished(
-    env: Harness,
+    env: Harness, lost: str
 ) -> None:
     seed(env)
     await env.start()
     files = {**vllm_ci_files(), ".buildkite/test_areas/typos.yaml": typos(60)}
-    env.sandbox.faults.ghost_next(1, "checks/update")  # applied, answered 502
+    if lost == "ghost":
+        env.sandbox.faults.ghost_next(1, "checks/update")  # applied, answered 502
+    else:
+        env.sandbox.faults.fail_next(1, 502, "checks/update")  # not applied: redone
     pull = open_pull(env, files)
     await env.settle()
 
