@@ -93,3 +93,25 @@ async def open_pull(
             raise
         await changes.update_pull(gh, repo, number, title=title, body=body)
         return number
+
+
+def commit_trailers(message: str) -> dict[str, str]:
+    """The ``Key: value`` trailers of the last paragraph of a commit message."""
+    trailers = {}
+    for line in message.strip().split("\n\n")[-1].splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            trailers[key] = value.strip()
+    return trailers
+
+
+async def bots_commit_trailers(
+    gh: GitHubAPI, repo: Repo, sha: str, bot_login: str
+) -> dict[str, str] | None:
+    """The trailers of commit ``sha`` if the bot committed it (None: a human's commit,
+    or the bot's message amended or rebuilt by a human). How the bot recognises its own
+    work when its store does not remember it."""
+    commit = await changes.git_commit(gh, repo, sha)
+    if not changes.is_bot_identity(commit.get("committer"), bot_login):
+        return None
+    return commit_trailers(str(commit.get("message") or ""))

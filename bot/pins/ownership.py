@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.config.models import PinConfig
-from bot.github import changes, effects
-from bot.github.changes import is_bot_identity
+from bot.github import effects
+from bot.github.bot_branches import bots_commit_trailers
 from bot.pins import text as bump_text
 from bot.pins.facts import BumpScope
 from bot.pins.state import Outcome, PinResult, PinState
@@ -33,12 +33,9 @@ async def ownership(
         return state.target
     # A head the bot does not remember (a new store, a crash, a human push): the
     # commit itself says whose it is.
-    commit = await changes.git_commit(ctx.gh, ctx.repo, pr_head)
-    trailers = bump_text.commit_trailers(str(commit.get("message") or ""))
-    if trailers.get(bump_text.TRAILER_PIN) != pin.name:
+    trailers = await bots_commit_trailers(ctx.gh, ctx.repo, pr_head, ctx.bot_login)
+    if trailers is None or trailers.get(bump_text.TRAILER_PIN) != pin.name:
         return None
-    if not is_bot_identity(commit.get("committer"), ctx.bot_login):
-        return None  # the bot's message, but amended or rebuilt by a human
     state.head, state.target = pr_head, trailers.get(bump_text.TRAILER_TARGET)
     state.source = trailers.get(bump_text.TRAILER_FROM)
     return state.target

@@ -14,6 +14,7 @@ from typing import Any
 from bot.config.models import PinConfig
 from bot.github import neutralise
 from bot.github.bot_branches import BUMP_PREFIX
+from bot.github.bot_branches import commit_trailers as commit_trailers  # re-exported
 
 MAX_LISTED_COMMITS = 50
 BRANCH_PREFIX = BUMP_PREFIX
@@ -238,14 +239,3 @@ def trailer_block(pin: str, old: str, new: str) -> str:
     """The trailers that mark a commit as the bot's bump of ``pin`` from ``old`` to ``new``
     (the bump commit and any commit the bot puts on top of it carry them)."""
     return f"{TRAILER_PIN}: {pin}\n{TRAILER_FROM}: {old}\n{TRAILER_TARGET}: {new}"
-
-
-def commit_trailers(message: str) -> dict[str, str]:
-    """The ``Key: value`` trailers of the last paragraph of a commit message."""
-    paragraphs = message.strip().split("\n\n")
-    trailers = {}
-    for line in paragraphs[-1].splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key:
-            trailers[key] = value.strip()
-    return trailers

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github import bot_branches, changes, effects
-from bot.github.changes import BranchHead, FileEdit, is_bot_identity
+from bot.github.bot_branches import bots_commit_trailers
+from bot.github.changes import BranchHead, FileEdit
 from bot.routing_check import migrate_text as text
 from bot.routing_check.sweep import SweepPlan
 from bot.service.scope import RepoScope
@@ -84,12 +85,9 @@ async def owned(
         return True
     # A head the bot does not remember (a new store, a crash, a human push): the
     # commit itself says whose it is.
-    commit = await changes.git_commit(ctx.gh, ctx.repo, head)
-    trailers = text.commit_trailers(str(commit.get("message") or ""))
-    if trailers.get(text.TRAILER_MIGRATION) != sweep.name:
+    trailers = await bots_commit_trailers(ctx.gh, ctx.repo, head, ctx.bot_login)
+    if trailers is None or trailers.get(text.TRAILER_MIGRATION) != sweep.name:
         return False
-    if not is_bot_identity(commit.get("committer"), ctx.bot_login):
-        return False  # the bot's message, but amended or rebuilt by a human
     state.head, state.digest = head, trailers.get(text.TRAILER_EDITS)
     return True
 

@@ -82,16 +82,6 @@ def commit_message(name: str, plan: SweepPlan, digest: str) -> str:
     return "\n\n".join([title(name, plan), "\n".join(moved), trailers]) + "\n"
 
 
-def commit_trailers(message: str) -> dict[str, str]:
-    """The ``Key: value`` trailers of the last paragraph of a commit message."""
-    trailers = {}
-    for line in message.strip().split("\n\n")[-1].splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key:
-            trailers[key] = value.strip()
-    return trailers
-
-
 def not_proven(plan: SweepPlan) -> str:
     if plan.others_changed:
         return REASON_NOT_PROVEN.format(others=", ".join(f"`{k}`" for k in plan.others_changed))
