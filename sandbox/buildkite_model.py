@@ -165,6 +165,8 @@ class Build:
     started_at: float | None = None
     finished_at: float | None = None
     annotations: list[Annotation] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # the build's env (TORCH_NIGHTLY=1)
+    source: str = "webhook"  # "schedule" for a nightly build
 
     def latest_jobs(self) -> list[Job]:
         """The current attempt of each step: what Buildkite shows without retried jobs."""

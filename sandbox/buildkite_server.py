@@ -155,8 +155,12 @@ class BuildkiteSandbox:
         message: str = "",
         pull_request: Mapping[str, str] | None = None,
         state: str | None = None,
+        env: Mapping[str, str] | None = None,
+        source: str = "webhook",
     ) -> dict[str, Any]:
-        """A build with these first job attempts; its state follows the jobs unless given."""
+        """A build with these first job attempts; its state follows the jobs unless given.
+        ``env`` and ``source`` as Buildkite shows them (a scheduled nightly: ``schedule``,
+        ``{"TORCH_NIGHTLY": "1"}``)."""
         build = self.world.create_build(
             pipeline,
             commit=commit,
@@ -165,6 +169,8 @@ class BuildkiteSandbox:
             message=message,
             pull_request=pull_request,
             state=state,
+            env=env,
+            source=source,
         )
         return self.json.build(build, jobs=build.jobs)
 

@@ -122,6 +122,8 @@ class World:
         message: str,
         pull_request: Mapping[str, str] | None,
         state: str | None,
+        env: Mapping[str, str] | None = None,
+        source: str = "webhook",
     ) -> Build:
         pipeline = self.pipeline(slug)
         if state is not None and state not in BUILD_STATES:
@@ -146,6 +148,8 @@ class World:
             pull_request=pr,
             state="scheduled",
             created_at=now,
+            env=dict(env or {}),
+            source=source,
         )
         for spec in jobs:
             job = self._new_job(build, spec.step_key, spec.name, now)

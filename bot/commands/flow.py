@@ -17,6 +17,7 @@ from bot.commands.grammar import (
     RECREATE,
     RESUME,
     RETRY_FLAKY,
+    WHY_RED,
     Command,
     CommandError,
     authorize,
@@ -26,6 +27,7 @@ from bot.commands.grammar import (
 from bot.commands.replies import reply_once
 from bot.github import neutralise
 from bot.github.permissions import permission_level
+from bot.main_red.why_red import REFUSE_NO_MAIN_RED, why_red
 from bot.pins.commands import run_pin_command
 from bot.retry import flow as retry_flow
 from bot.retry.request import Retried, RetryRequest
@@ -43,6 +45,7 @@ class CommentOutcome(enum.StrEnum):
     HELP = "help answered"
     REFUSED = "refused"
     PIN_COMMAND = "pin command answered"
+    WHY_RED = "why-red answered"
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ async def answer(scope: RepoScope, comment: Comment, login: str) -> CommentOutco
     )
     if command.name in PIN_COMMANDS:
         return await _pin_command(scope, comment, login, command)
+    if command.name == WHY_RED:
+        return await _why_red(scope, comment, login, command)
     if command.name != RETRY_FLAKY:
         reply = help_text(scope.config.handle, ready_label=scope.config.retry.author_label)
         await _reply(scope, comment, reply)
@@ -112,15 +117,7 @@ async def _retry_flaky(
     return await retry_flow.run_retry_flaky(scope, request)
 
 
-async def _pin_command(
-    scope: RepoScope, comment: Comment, login: str, command: Command
-) -> CommentOutcome:
-    pull: dict[str, Any] | None = None
-    if comment.on_pull:
-        pull = await scope.gh.getitem(
-            "/repos/{owner}/{repo}/pulls/{number}",
-            url_vars=scope.repo.vars(number=str(comment.number)),
-        )
+async def _allowed(scope: RepoScope, comment: Comment, login: str, command: Command) -> bool:
     decision = authorize(
         command,
         level=await permission_level(scope.gh, scope.repo, login),
@@ -130,6 +127,32 @@ async def _pin_command(
     )
     if not decision.allowed:
         await _reply(scope, comment, _refusal(login, command, decision.reason))
+    return decision.allowed
+
+
+async def _why_red(
+    scope: RepoScope, comment: Comment, login: str, command: Command
+) -> CommentOutcome:
+    if not await _allowed(scope, comment, login, command):
+        return CommentOutcome.REFUSED
+    if scope.bk is None or scope.config.buildkite is None:
+        await _reply(scope, comment, _refusal(login, command, REFUSE_NO_MAIN_RED))
+        return CommentOutcome.REFUSED
+    body = await why_red(scope, command.args[0])
+    await _reply(scope, comment, f"@{login} {body}")
+    return CommentOutcome.WHY_RED
+
+
+async def _pin_command(
+    scope: RepoScope, comment: Comment, login: str, command: Command
+) -> CommentOutcome:
+    pull: dict[str, Any] | None = None
+    if comment.on_pull:
+        pull = await scope.gh.getitem(
+            "/repos/{owner}/{repo}/pulls/{number}",
+            url_vars=scope.repo.vars(number=str(comment.number)),
+        )
+    if not await _allowed(scope, comment, login, command):
         return CommentOutcome.REFUSED
     done = await run_pin_command(scope, command, login=login, pull=pull)
     await _reply(scope, comment, f"@{login} {done}")

@@ -9,6 +9,9 @@ a typo is answered with what went wrong and the usage, never acted on.
 New commands are added by appending a ``CommandSpec`` to ``COMMAND_SPECS``;
 the parser, the permission check and the help text all read from there, so
 the help can never describe a command the bot does not have.
+
+Longer than 400 lines because the command table is data that the parser, the
+permission check and the help text all read: one place to add a command.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ BUMP = "bump"
 RECREATE = "recreate"
 PAUSE = "pause"
 RESUME = "resume"
+WHY_RED = "why-red"
 
 # Markdown: up to 3 spaces of indentation is still a paragraph; 4 (or a tab) is code.
 MAX_PARAGRAPH_INDENT = 3
@@ -170,6 +174,18 @@ COMMAND_SPECS: tuple[CommandSpec, ...] = (
         name=RESUME,
         usage="@{handle} resume PIN",
         summary="Lets the bot change PIN again after `pause`.",
+        permission=Permission.WRITE,
+        max_args=1,
+        min_args=1,
+    ),
+    CommandSpec(
+        name=WHY_RED,
+        usage="@{handle} why-red STEP",
+        summary=(
+            "Says how the CI step STEP (its key) fares on main: the last green and the red "
+            "builds with their failure signatures and routes, and the commits that may have "
+            "broken it, ranked by evidence. Works on any issue or PR."
+        ),
         permission=Permission.WRITE,
         max_args=1,
         min_args=1,

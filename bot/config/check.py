@@ -24,6 +24,7 @@ from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config_bytes
 
 # Said where an operator reads it: the check run needs a permission the App may lack.
 SUMMARY_ROUTING = "CI routing check (the App needs Checks: write)"
+SUMMARY_MAIN_RED = "red-on-main follow-ups (the App needs Issues: write)"
 
 
 def summarize(config: RepoConfig) -> str:
@@ -43,6 +44,8 @@ def summarize(config: RepoConfig) -> str:
     ]
     if config.routing is not None:
         parts.append(SUMMARY_ROUTING)
+    if config.main_red is not None:
+        parts.append(SUMMARY_MAIN_RED)
     if config.migrations:
         names = ", ".join(migration.name for migration in config.migrations)
         parts.append(f"{plural(len(config.migrations), 'migration')} ({names})")

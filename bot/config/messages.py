@@ -81,6 +81,10 @@ MSG_DUPLICATE_PIN = "duplicate pin name {name!r} (first at pins[{index}])"
 MSG_RETRY_NEEDS_BUILDKITE = (
     "retry needs a buildkite section: retry-flaky and landing retry Buildkite jobs"
 )
+MSG_MAIN_RED_NEEDS_BUILDKITE = (
+    "main_red needs a buildkite section: main's signals are its Buildkite builds"
+)
+MSG_MAIN_RED_UNKNOWN_PIPELINE = "{pipeline!r} is not in buildkite.pipelines"
 MSG_ALLOWLIST_NEEDS_EVIDENCE = (
     "allowlist needs a buildkite section (its evidence is the audit job's log) "
     "or allowlist.wheel_url (the bot audits the wheel itself)"

@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from bot.config.main_red import ImagesConfig, MainRedConfig
 from bot.config.messages import (
     MSG_COMPANION_FORMAT_UNKNOWN,
     MSG_COMPANION_FORMAT_WITH_PATTERN,
@@ -190,7 +191,9 @@ class RetryConfig(_Section):
     flaky_rules: tuple[LogRule, ...] = ()
 
 
-_SECTIONS = frozenset({"pins", "allowlist", "buildkite", "landing", "retry", "routing"})
+_SECTIONS = frozenset(
+    {"pins", "allowlist", "buildkite", "landing", "retry", "routing", "main_red", "images"}
+)
 
 
 class RepoConfig(_Section):
@@ -204,6 +207,8 @@ class RepoConfig(_Section):
     retry: RetryConfig = RetryConfig()
     routing: RoutingConfig | None = None  # the "CI routing" check on PRs
     migrations: tuple[MigrationConfig, ...] = ()  # routing sweeps, one PR each
+    main_red: MainRedConfig | None = None  # follow-ups of a step red on main
+    images: ImagesConfig = ImagesConfig()  # the registry the CI's images are pulled from
 
     @model_validator(mode="before")
     @classmethod

@@ -41,6 +41,8 @@ from bot.config.messages import (
     MSG_DUPLICATE_PIN,
     MSG_EMPTY_CONFIG,
     MSG_KEY_NOT_STRING,
+    MSG_MAIN_RED_NEEDS_BUILDKITE,
+    MSG_MAIN_RED_UNKNOWN_PIPELINE,
     MSG_NOT_UTF8,
     MSG_RETRY_NEEDS_BUILDKITE,
     MSG_TOO_DEEP,
@@ -241,7 +243,12 @@ def _section_problems(
 ) -> Iterator[ConfigProblem]:
     """Sections that would do nothing without another one (a silent no-op otherwise)."""
     if config.buildkite is not None:
+        yield from _main_red_pipelines(config, builder)
         return
+    if config.main_red is not None:
+        where = builder.where[("main_red",)]
+        mark = where.key or where.value
+        yield problem_at(builder.filename, mark, ("main_red",), MSG_MAIN_RED_NEEDS_BUILDKITE)
     # `retry` has its defaults when left out, so whether it was written is in the file.
     if data.get("retry") is not None:
         where = builder.where[("retry",)]
@@ -251,6 +258,16 @@ def _section_problems(
         where = builder.where[("allowlist",)]
         mark = where.key or where.value
         yield problem_at(builder.filename, mark, ("allowlist",), MSG_ALLOWLIST_NEEDS_EVIDENCE)
+
+
+def _main_red_pipelines(config: RepoConfig, builder: _DataBuilder) -> Iterator[ConfigProblem]:
+    known = config.buildkite.pipelines if config.buildkite is not None else ()
+    watched = config.main_red.pipelines if config.main_red is not None else ()
+    for index, pipeline in enumerate(watched):
+        if pipeline not in known:
+            path: _FieldPath = ("main_red", "pipelines", index)
+            message = MSG_MAIN_RED_UNKNOWN_PIPELINE.format(pipeline=pipeline)
+            yield problem_at(builder.filename, builder.where[path].value, path, message)
 
 
 # --- entry points ---------------------------------------------------------------------

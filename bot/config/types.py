@@ -238,6 +238,13 @@ def _check_wheel_url(value: str) -> str:
     return value
 
 
+def _check_endpoint(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise _invalid("url", MSG_BAD_URL, value=value)
+    return value
+
+
 def _check_regex(value: str) -> str:
     if not value:
         raise _invalid("empty", MSG_EMPTY)
@@ -310,3 +317,4 @@ SmallCount = Annotated[int, AfterValidator(_check_small_count)]
 Megabytes = Annotated[int, AfterValidator(_check_megabytes)]
 Minutes = Annotated[int, AfterValidator(_check_minutes)]
 WheelUrl = Annotated[str, AfterValidator(_check_wheel_url)]
+Endpoint = Annotated[str, AfterValidator(_check_endpoint)]

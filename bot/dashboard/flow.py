@@ -37,6 +37,7 @@ from gidgethub.abc import GitHubAPI
 
 from bot.allowlist.follow_up import owned
 from bot.config.models import PinConfig, RepoConfig
+from bot.dashboard.red_text import MainSection, red_rows
 from bot.dashboard.routing_text import MigrationRow, RoutingSection
 from bot.dashboard.text import (
     DASHBOARD_TITLE,
@@ -52,6 +53,7 @@ from bot.dashboard.text import (
     utc_day,
 )
 from bot.github.changes import Repo
+from bot.images.model import ImageCheck
 from bot.pins.state import Outcome, PinState
 from bot.store.kinds import Kind, migration_key
 from bot.store.protocol import Store
@@ -139,6 +141,9 @@ async def collect(
         store.list_state(Kind.RETRY_JOB),
         store.get_state(Kind.DASHBOARD_ROUTING, repo),
     )
+    signal_docs, image_doc = await asyncio.gather(
+        store.list_state(Kind.MAIN_SIGNAL), store.get_state(Kind.IMAGE_CHECK, repo)
+    )
     errors = str((config_doc or {}).get("error") or "")
     return DashboardData(
         repo=repo,
@@ -147,7 +152,27 @@ async def collect(
         entries=_entries(allow_doc or {}, config),
         retries=_retries(repo, jobs),
         routing=await _routing(store, repo, config, routing_doc),
+        main=_main(repo, config, dict(signal_docs), image_doc),
     )
+
+
+def _main(
+    repo: str,
+    config: RepoConfig | None,
+    signal_docs: Mapping[str, Mapping[str, Any]],
+    image_doc: Mapping[str, Any] | None,
+) -> MainSection | None:
+    """Broken steps and the last image check (None: main is not watched, nothing checked)."""
+    prefix = f"{repo}#red/"
+    docs = [
+        (key.removeprefix(prefix), dict(doc))
+        for key, doc in signal_docs.items()
+        if key.startswith(prefix)
+    ]
+    if (config is None or config.main_red is None) and not docs and image_doc is None:
+        return None
+    images = ImageCheck.load(image_doc) if image_doc else None
+    return MainSection(red_rows(docs), images)
 
 
 async def _routing(

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.dashboard.red_text import MainSection, render_main
 from bot.dashboard.routing_text import RoutingSection, render_routing
 from bot.github import neutralise
 from bot.retry.report import flaky_report
@@ -113,6 +114,7 @@ class DashboardData:
     entries: tuple[EntryRow, ...] = ()
     retries: tuple[RetryRow, ...] = ()  # every retry of the repo, newest first
     routing: RoutingSection | None = None  # None: the repository asks nothing of routing
+    main: MainSection | None = None  # None: nothing watched on main, no image checked
 
 
 def render(data: DashboardData, *, handle: str) -> str:
@@ -130,6 +132,9 @@ def render(data: DashboardData, *, handle: str) -> str:
         parts += [HEADING_FLAKIEST, flaky_report(records, top=FLAKIEST_TOP)]
     if data.routing is not None:
         parts += render_routing(data.routing)
+    if data.main is not None:
+        checked = data.main.images.checked_at if data.main.images is not None else 0.0
+        parts += render_main(data.main, when=utc_day(checked))
     parts.append(MARKER)
     return "\n\n".join(parts) + "\n"
 

@@ -20,17 +20,19 @@ from bot.github.changes import Repo
 # as the bot's to land once approved.
 BUMP_PREFIX = "followup-bot/bump/"
 MIGRATE_PREFIX = "followup-bot/migrate/"
-PROPOSAL_PREFIXES = (BUMP_PREFIX, MIGRATE_PREFIX)
+REVERT_PREFIX = "followup-bot/revert/"
+PROPOSAL_PREFIXES = (BUMP_PREFIX, MIGRATE_PREFIX, REVERT_PREFIX)
 
 
 def proposal_key(head_ref: str) -> str | None:
-    """What a proposal branch is for: a pin's name (``followup-bot/bump/<pin>``), or
-    ``migrate/<name>`` for a migration (pin names have no ``/``, so the two never meet);
-    None for any other branch."""
+    """What a proposal branch is for: a pin's name (``followup-bot/bump/<pin>``),
+    ``migrate/<name>`` for a migration or ``revert/<step>`` for a partial revert (pin
+    names have no ``/``, so they never meet); None for any other branch."""
     if head_ref.startswith(BUMP_PREFIX):
         return head_ref.removeprefix(BUMP_PREFIX)
-    if head_ref.startswith(MIGRATE_PREFIX):
-        return "migrate/" + head_ref.removeprefix(MIGRATE_PREFIX)
+    for prefix, kind in ((MIGRATE_PREFIX, "migrate/"), (REVERT_PREFIX, "revert/")):
+        if head_ref.startswith(prefix):
+            return kind + head_ref.removeprefix(prefix)
     return None
 
 

@@ -45,7 +45,7 @@ from bot.landing.withdraw import disable_auto_merge, void_approval
 from bot.retry.builds import FoundBuild, hard_failures
 from bot.retry.classify import Verdict
 from bot.retry.retries import retry_counted
-from bot.retry.verdicts import classify_failures
+from bot.retry.verdicts import classify_failures, images_note
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
@@ -278,7 +278,10 @@ async def _act_on_failure(
     rows = [_row(job, verdict) for job, verdict in decided]
     real = [row for row, (_job, verdict) in zip(rows, decided, strict=True) if not verdict.retry]
     if real or not failed:
-        return await _stop(ctx, number, state, pull, landing_text.REAL_FAILURE, found, real)
+        images = await images_note(ctx, found, [verdict for _job, verdict in decided])
+        return await _stop(
+            ctx, number, state, pull, landing_text.REAL_FAILURE, found, real, extra=images
+        )
     if not may_retry(runs):
         return await _stop(ctx, number, state, pull, landing_text.ATTEMPTS_EXHAUSTED, found, rows)
     retried = 0
@@ -364,8 +367,11 @@ async def _stop(
     template: str,
     found: FoundBuild,
     rows: list[dict[str, Any]],
+    *,
+    extra: str | None = None,
 ) -> Landing:
-    """Leave the head to humans, with one comment that lists the failing jobs."""
+    """Leave the head to humans, with one comment that lists the failing jobs (and, when
+    an image was missing, the registry's table)."""
     head = str(pull["head"]["sha"])
     state.stopped_for = head
     if state.auto_merge_for == head:
@@ -380,6 +386,8 @@ async def _stop(
         attempts=state.failed_runs.get(head, 0),
         rows=landing_text.failing_rows(rows),
     )
+    if extra:
+        body = f"{body}\n\n{extra}"
     marker = landing_text.MARKER_STOPPED.format(head=head)
     # Posted before the state says so: a failed post is retried, not forgotten.
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)

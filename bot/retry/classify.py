@@ -3,6 +3,10 @@
 ``classify`` puts one hard-failed Buildkite job in one class, first match
 wins, each with one line of evidence a maintainer can check:
 
+0. **image missing**: the log says the registry has no manifest for the image the job
+   pulls ("manifest unknown", "manifest for … not found") → never retry: the image was
+   not built (or built under another tag), and a retry pulls the same missing tag.
+   The registry table that proves it comes from ``bot.images``.
 1. **infra**: the job never really ran or the machine under it failed: agent
    lost (exit status -1), an infra signal reason, expired, an empty log, or a
    log line matching an infra pattern → retry.
@@ -27,6 +31,10 @@ otherwise for a known case):
 
 Unknown evidence never counts: a signature of kind ``none`` matches nothing,
 and a log that was not read (``log_tail is None``) is not an empty log.
+
+Longer than 400 lines because the built-in infra patterns, each with why it is
+infra, sit beside the order they are tried in: a verdict is questioned by
+reading both together.
 """
 
 from __future__ import annotations
@@ -40,6 +48,12 @@ from functools import lru_cache
 
 from bot.abi.log import clean_log
 from bot.buildkite.job_states import NO_AGENT_STATES
+from bot.images.missing import (
+    MAX_SEARCHED_CHARS,
+    MISSING_IMAGE_PATTERN,
+    image_missing_line,
+    masked,
+)
 from bot.retry.signature import NO_SIGNATURE, Signature, signature_from_lines
 
 MAX_EVIDENCE_CHARS = 240
@@ -52,6 +66,7 @@ EVIDENCE_SIGNAL = "signal reason {reason}: {meaning}"
 EVIDENCE_EXPIRED = "job expired before an agent ran it"
 EVIDENCE_EMPTY_LOG = "empty log: the job printed nothing"
 EVIDENCE_INFRA_LINE = "{name}: {line}"
+EVIDENCE_IMAGE_MISSING = "image missing: {line}"
 EVIDENCE_RULE_LINE = "rule {name}: {line}"
 EVIDENCE_BROKEN_TRUNK = "main build #{number} ({commit}) failed the same way: {signature}"
 EVIDENCE_FLAKY_HISTORY = "passed on retry on main, build #{number} ({commit}): {signature}"
@@ -64,6 +79,7 @@ WHY_UNKNOWN_SIGNATURE = "nothing to compare with main"
 
 
 class FailureClass(StrEnum):
+    IMAGE_MISSING = "image-missing"
     INFRA = "infra"
     KNOWN_FLAKY = "known-flaky"
     BROKEN_TRUNK = "broken-trunk"
@@ -145,9 +161,6 @@ DEFAULT_INFRA_PATTERNS: tuple[LogPattern, ...] = (
         r"\bErrImagePull\b|\bImagePullBackOff\b|[Ff]ailed to pull (?:and unpack )?image"
         r"|\btoomanyrequests: ",
     ),
-    # The tag is not (yet) in the registry: replication lag or a push that was
-    # lost; the next attempt normally finds it.
-    LogPattern("manifest-unknown", r"manifest unknown|manifest for \S+ not found"),
     # The Hugging Face Hub answered 5xx or rate-limited us while a model was
     # being fetched: the Hub's state, not the PR's.
     LogPattern(
@@ -193,6 +206,11 @@ DEFAULT_INFRA_PATTERNS: tuple[LogPattern, ...] = (
     ),
 )
 
+# The registry has no such tag: the image was never pushed under the name the step pulls
+# (seed incident B). Not infra: nothing about the machine, and a retry cannot help.
+IMAGE_MISSING = LogPattern("image-missing", MISSING_IMAGE_PATTERN)
+
+
 # Buildkite's documented signal reasons, and what each means for a retry:
 _SIGNAL_REASONS: Mapping[str, str] = {
     # the agent was stopped (scale-in, spot reclaim, a deploy) under the job
@@ -212,14 +230,6 @@ _SIGNAL_REASONS: Mapping[str, str] = {
 # would be refused again).
 INFRA_SIGNAL_REASONS = frozenset(_SIGNAL_REASONS)
 CANCELED_STATES = frozenset({"canceled", "canceling"})
-
-# pytest node ids (and plain .py paths) are masked before infra patterns are
-# searched: test names are not evidence about the machine. A path starts only
-# after a space, bracket or quote, which keeps the search linear.
-_TEST_ID = re.compile(r"(?<![^\s\[(\"'])[\w./-]+\.py\b(?:::\S+)?")
-# Only the head of a very long line is searched: enough for any real evidence,
-# and it bounds the cost of patterns (including users') on hostile logs.
-MAX_SEARCHED_CHARS = 8192
 
 
 @dataclass(frozen=True)
@@ -309,15 +319,26 @@ def _infra(
         return Verdict(infra, EVIDENCE_EMPTY_LOG)
     # Patterns in order (the specific ones first), each from the end of the log:
     # the match nearest the failure is the one that explains it.
-    searched = [_TEST_ID.sub("<test>", line[:MAX_SEARCHED_CHARS]) for line in lines]
+    # Test names are not evidence about the machine: pytest node ids are masked.
+    searched = [masked(line) for line in lines]
     for pattern in patterns:
-        for line, masked in zip(reversed(lines), reversed(searched), strict=True):
-            if pattern.regex.search(masked):
+        for line, hidden in zip(reversed(lines), reversed(searched), strict=True):
+            if pattern.regex.search(hidden):
                 evidence = EVIDENCE_INFRA_LINE.format(
                     name=pattern.name, line=_excerpt(line, pattern)
                 )
                 return Verdict(infra, _short(evidence), rule=pattern.name)
     return None
+
+
+def _image_missing(failure: Failure, lines: list[str] | None) -> Verdict | None:
+    if (failure.signal_reason or "").lower() == "cancel" or failure.state in CANCELED_STATES:
+        return None
+    line = image_missing_line(lines)
+    if line is None:
+        return None
+    evidence = EVIDENCE_IMAGE_MISSING.format(line=_excerpt(line, IMAGE_MISSING))
+    return Verdict(FailureClass.IMAGE_MISSING, _short(evidence), rule=IMAGE_MISSING.name)
 
 
 def _known_flaky(
@@ -376,10 +397,20 @@ def classify(
     rules: Sequence[FlakyRule] = (),
     infra: Sequence[LogPattern] = DEFAULT_INFRA_PATTERNS,
     pr_commit: str | None = None,
+    lines: Sequence[str] | None = None,
 ) -> Verdict:
-    """The class of one failed job, with its evidence (see the module docstring)."""
-    lines = None if failure.log_tail is None else clean_log(failure.log_tail)
-    verdict = _infra(failure, lines, infra) or _known_flaky(failure, lines, rules)
+    """The class of one failed job, with its evidence (see the module docstring).
+
+    ``lines``: the log already cleaned (``clean_log``), read instead of ``log_tail``.
+    """
+    if lines is None and failure.log_tail is not None:
+        lines = clean_log(failure.log_tail)
+    lines = None if lines is None else list(lines)
+    verdict = (
+        _image_missing(failure, lines)
+        or _infra(failure, lines, infra)
+        or _known_flaky(failure, lines, rules)
+    )
     if verdict is not None:
         return verdict
     signature = NO_SIGNATURE if lines is None else signature_from_lines(lines)

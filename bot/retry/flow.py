@@ -23,7 +23,7 @@ from bot.retry.builds import FoundBuild, hard_failures, pr_builds
 from bot.retry.plan import carry_out, decided_row, plan_and_carry_out
 from bot.retry.request import Retried, RetryFlakyOutcome, RetryRequest
 from bot.retry.sticky import show_command
-from bot.retry.verdicts import classify_failures
+from bot.retry.verdicts import classify_failures, images_note
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
@@ -73,7 +73,12 @@ async def _run_locked(ctx: RepoScope, request: RetryRequest) -> Retried:
         reason = retry_text.REFUSE_HEAD_MOVED.format(old7=head[:7], new7=now_head[:7])
         return await _refuse(ctx, request, reason)
     items = [(found, *decided_row(job, verdict)) for found, job, verdict in decided]
-    return await plan_and_carry_out(ctx, request, builds, items, forced=None)
+    notes = [
+        await images_note(ctx, found, [v for owner, _job, v in decided if owner is found])
+        for found in builds
+    ]
+    shown = "\n\n".join(n for n in notes if n)
+    return await plan_and_carry_out(ctx, request, builds, items, forced=None, note=shown or None)
 
 
 async def _pull(ctx: RepoScope, number: int) -> dict[str, Any]:

@@ -50,6 +50,7 @@ async def plan_and_carry_out(
     items: Sequence[Item],
     *,
     forced: str | None,
+    note: str | None = None,
 ) -> Retried:
     """Record what the command is about to do, then do it."""
     index = {found.key: n for n, found in enumerate(builds)}
@@ -66,6 +67,7 @@ async def plan_and_carry_out(
             {"build": index[found.key], "row": row, "retry": retry} for found, row, retry in items
         ],
         "forced": forced,
+        "note": note,  # shown under the table (the registry's, when an image was missing)
     }
     key = f"{ctx.repo.full_name}#{request.comment_id}"
     await ctx.store.put_state(Kind.RETRY_PLAN, key, plan)
@@ -82,7 +84,9 @@ async def carry_out(ctx: RepoScope, request: RetryRequest, plan: dict[str, Any])
         else dict(item["row"])
         for item in plan["items"]
     ]
-    await show_command(ctx, request, builds, rows=rows, merge=forced is not None)
+    await show_command(
+        ctx, request, builds, rows=rows, merge=forced is not None, note=plan.get("note")
+    )
     if forced is not None:
         return Retried(RetryFlakyOutcome.FORCED, forced)
     retried = sum(1 for row in rows if row.get("new_job_id"))

@@ -39,6 +39,7 @@ ACTION_NOT_RETRIED = "not retried: {why}"
 ACTION_CAP = "not retried: the bot already retried this step {count} times in this build"
 ACTION_NOT_RETRYABLE = "not retried: Buildkite refused ({message})"
 WHY = {
+    "image-missing": "the image it pulls is not in the registry; a retry pulls the same tag",
     "broken-trunk": "it fails the same way on main",
     "new-failure": "it looks like a real failure",
 }

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.github import changes
+from bot.images.check import check_build
+from bot.images.text import image_table
 from bot.retry.builds import FoundBuild
 from bot.retry.classify import (
     DEFAULT_INFRA_PATTERNS,
     Failure,
+    FailureClass,
     FlakyRule,
     LogPattern,
     Verdict,
@@ -85,3 +88,12 @@ async def _tail(ctx: RepoScope, found: FoundBuild, job: dict[str, Any]) -> bytes
     return await ctx.buildkite.job_log_tail(
         found.org, found.pipeline, found.number, str(job["id"]), max_bytes=LOG_TAIL_BYTES
     )
+
+
+async def images_note(ctx: RepoScope, found: FoundBuild, verdicts: Sequence[Verdict]) -> str | None:
+    """The registry's table for the build, when a job of it could not pull its image:
+    the proof a retry would not help (retry-flaky and landing both show it)."""
+    if not any(v.failure_class is FailureClass.IMAGE_MISSING for v in verdicts):
+        return None
+    check = await check_build(ctx, found.build)
+    return image_table(check) if check.problem is None else check.problem

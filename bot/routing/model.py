@@ -62,6 +62,8 @@ class RoutedStep:
     key_derived: bool = False
     commands: tuple[str, ...] = ()  # as written; the routing check matches required ones
     device_line: int | None = None  # where ``device`` is written: what decided the queue
+    # Path prefixes (``!`` excludes) whose change makes the step run: a culprit's evidence.
+    source_file_dependencies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,8 @@ def _routed(
         multi_node=nodes is not None and nodes >= 2,
         soft_fail=bool(fields.get("soft_fail")),
         optional=fields.get("optional") is True,
-        commands=_commands(fields.get("commands")),
+        commands=_texts(fields.get("commands")),
+        source_file_dependencies=_texts(fields.get("source_file_dependencies")),
         image=images.image(suffix),
         pod=rules.pod(fields, plugin, gpus, tables),
         retry_exit_statuses=retry.exit_statuses,
@@ -174,7 +177,7 @@ def _line_of(raw: RawStep, name: str) -> int | None:
     return None if where is None else where.line
 
 
-def _commands(value: object) -> tuple[str, ...]:
+def _texts(value: object) -> tuple[str, ...]:
     # read.py checked the type: a list of text, when given at all.
     return tuple(str(item) for item in value) if isinstance(value, list | tuple) else ()
 

@@ -18,9 +18,10 @@ from typing import Any
 from bot.config.path_globs import path_matches
 from bot.config.routing import RoutingConfig
 from bot.github import effects
+from bot.github.ci_files import read_inputs
 from bot.routing.model import route
+from bot.routing.repo_tables import routing_problems, tables_of
 from bot.routing.tables import RoutingTablesError
-from bot.routing_check.inputs import read_inputs
 from bot.routing_check.report import (
     CHECK_NAME,
     Finding,
@@ -30,7 +31,6 @@ from bot.routing_check.report import (
     summary,
     title,
 )
-from bot.routing_check.tables_config import routing_problems, tables_of
 from bot.service.scope import RepoScope
 
 MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit

@@ -20,9 +20,10 @@ from typing import Any
 from bot.config.routing import MigrationConfig, RoutingConfig
 from bot.github import changes
 from bot.github.changes import BranchHead
+from bot.github.ci_files import read_inputs
 from bot.github.default_branch import default_branch_head
+from bot.routing.repo_tables import tables_of
 from bot.routing_check import migrate_text as text
-from bot.routing_check.inputs import read_inputs
 from bot.routing_check.migrate_pr import (
     MigrationResult,
     MigrationState,
@@ -36,7 +37,6 @@ from bot.routing_check.migrate_pr import (
 )
 from bot.routing_check.snapshot import record_routing
 from bot.routing_check.sweep import SweepPlan, plan_sweep
-from bot.routing_check.tables_config import tables_of
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, migration_key
 

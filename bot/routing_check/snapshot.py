@@ -10,8 +10,8 @@ from typing import Any
 from bot.config.routing import RoutingConfig
 from bot.github.changes import BranchHead
 from bot.routing.model import Routes, route
+from bot.routing.repo_tables import routing_problems, tables_of
 from bot.routing.tables import RoutingTables
-from bot.routing_check.tables_config import routing_problems, tables_of
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 

@@ -23,10 +23,12 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
+import handlers.main_red
 import handlers.routing
 from bot.buildkite.client import BuildkiteClient
 from bot.buildkite.transport import BuildkiteConnection
 from bot.github.client import GitHubApp
+from bot.registry.pool import Registries
 from bot.service import startup
 from bot.service.blocking import BlockingRunner
 from bot.service.dispatch import build_dispatcher
@@ -62,6 +64,7 @@ DEFAULT_ROUTERS: tuple[routing.Router, ...] = (
     handlers.commands.router,
     handlers.dashboard.router,
     handlers.routing.router,
+    handlers.main_red.router,
     handlers.landing.router,
 )
 BUILDKITE_WEBHOOKS_OFF = "Buildkite webhooks are not configured on this bot"
@@ -96,8 +99,14 @@ def create_app(
         # Said once this process owns its database: the line an operator checks first.
         log.info(startup.summary(settings))
         session, github, buildkite = _clients(settings, clock, sleep)
+        registries = Registries(
+            session,
+            username=settings.registry_username,
+            password=settings.registry_password,
+            timeout=settings.http_timeout,
+        )
         services = Services(
-            settings, session, store, blocking, github, clock, KeyedLocks(), buildkite
+            settings, session, store, blocking, github, clock, KeyedLocks(), buildkite, registries
         )
         inbox = Inbox(
             store,

@@ -19,6 +19,7 @@ from bot.buildkite.client import BuildkiteClient
 from bot.config.load import load_config
 from bot.config.models import AllowlistConfig, LandingConfig, RepoConfig
 from bot.github.changes import DEFAULT_BOT_LOGIN, Repo
+from bot.registry.pool import Registries
 from bot.service.blocking import BlockingRunner
 from bot.service.locks import KeyedLocks
 from bot.service.services import Services
@@ -38,6 +39,7 @@ class RepoScope:
     clock: Callable[[], float] = time.time
     bot_login: str = DEFAULT_BOT_LOGIN
     bk: BuildkiteClient | None = None  # None: the Buildkite side is not configured
+    registries: Registries | None = None  # the CI image registries
     # Short-lived reads shared between deliveries (main-branch history, log signatures).
     cache: MutableMapping[Any, Any] = field(default_factory=dict)
 
@@ -77,6 +79,7 @@ def scope_of(services: Services, gh: GitHubAPI, repo: Repo, config: RepoConfig) 
         clock=services.clock,
         bot_login=services.settings.bot_login,
         bk=services.buildkite,
+        registries=services.registries,
         cache=services.cache,
     )
 

@@ -21,6 +21,7 @@ from bot.service.locks import KeyedLocks
 if TYPE_CHECKING:
     from bot.buildkite.client import BuildkiteClient
     from bot.github.client import GitHubApp
+    from bot.registry.pool import Registries
     from bot.service.settings import Settings
     from bot.store.protocol import Store
 
@@ -35,6 +36,7 @@ class Services:
     clock: Callable[[], float]
     locks: KeyedLocks
     buildkite: BuildkiteClient | None = None  # None: the Buildkite side is not configured
+    registries: Registries | None = None  # the CI image registries (None: not checked)
     # Short-lived reads shared between deliveries (main-branch history, log signatures).
     cache: MutableMapping[Any, Any] = field(default_factory=lambda: TTLCache(1024, 600))
     # Fan-out: a handler's follow-up deliveries go back into the inbox.

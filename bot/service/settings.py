@@ -4,6 +4,10 @@ The service refuses to start without its secrets: a webhook secret that is
 silently unset would disable signature checks, so every missing or invalid
 variable is reported together (one per line) instead of failing on the first.
 Nothing here reads ``os.environ``; the caller passes the mapping in once.
+
+Longer than 400 lines because the table of every variable (its default and the
+README's description) is kept beside the reader that parses it, so neither can
+drift from the other.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ BAD_URL = "{name}: {value!r} is not an http(s) URL"
 BAD_REPOSITORY = "{name}: {value!r} is not owner/name"
 BAD_LOG_LEVEL = "{name}: {value!r} is not one of {choices}"
 BOTH_KEYS = "{name}: set either {name} or {other}, not both"
+ONE_OF_PAIR = "{name} is set but {other} is not: set both or neither"
 NOT_PEM = "{name}: does not look like a PEM private key"
 UNREADABLE_KEY = "{name}: cannot read {value!r}: {reason}"
 
@@ -152,6 +157,19 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Seconds a Buildkite webhook signature stays valid (replay protection).",
     ),
     EnvVar(
+        f"{PREFIX}REGISTRY_USERNAME",
+        "registry_username",
+        None,
+        "User for the CI image registry (its token endpoint or basic auth); anonymous "
+        "if unset. Set together with the password.",
+    ),
+    EnvVar(
+        f"{PREFIX}REGISTRY_PASSWORD",
+        "registry_password",
+        None,
+        "Password or token for the CI image registry. Set together with the username.",
+    ),
+    EnvVar(
         f"{PREFIX}CACHE_DIR",
         "cache_dir",
         "followup-bot-cache",
@@ -193,6 +211,9 @@ class Settings:
     buildkite_webhook_token: str | None = field(default=None, repr=False)
     buildkite_signature_max_age: float = 300.0
     cache_dir: str = "followup-bot-cache"
+    # The image registry: anonymous unless both are set (public registries answer so).
+    registry_username: str | None = field(default=None, repr=False)
+    registry_password: str | None = field(default=None, repr=False)
 
     @property
     def buildkite_enabled(self) -> bool:
@@ -239,6 +260,8 @@ class Settings:
                 _ranged_float(1.0, 86400.0),
             ),
             cache_dir=reader.optional("CACHE_DIR", cls.cache_dir, str),
+            registry_username=reader.together("REGISTRY_USERNAME", "REGISTRY_PASSWORD", str),
+            registry_password=reader.together("REGISTRY_PASSWORD", "REGISTRY_USERNAME", str),
         )
         if reader.problems:
             raise SettingsError(reader.problems)
@@ -303,6 +326,16 @@ class _Reader:
             if pair not in self._conflicts:
                 self._conflicts.add(pair)
                 self.problems.append(BOTH_KEYS.format(name=PREFIX + suffix, other=PREFIX + other))
+            return None
+        return parse(value)
+
+    def together(self, suffix: str, other: str, parse: Callable[[str], str]) -> str | None:
+        """An optional value that needs ``other`` set too (credentials come in pairs)."""
+        value = self._raw(suffix)
+        if value is None:
+            return None
+        if self._raw(other) is None:
+            self.problems.append(ONE_OF_PAIR.format(name=PREFIX + suffix, other=PREFIX + other))
             return None
         return parse(value)
 

@@ -34,6 +34,9 @@ class Kind(StrEnum):
     DASHBOARD_ROUTING = "dashboard-routing"  # repo_key: main's routing, for the dashboard
     WHEEL_AUDIT = "wheel-audit"  # build URL: a wheel audit already done
     MIGRATION = "migration"  # migration_key: a migration's PR, intent and last result
+    MAIN_SIGNAL = "main-signal"  # signal_key: one step's state on main and its follow-ups
+    IMAGE_CHECK = "image-check"  # repo_key: the last registry check of a build's images
+    IMAGE_CHECK_BUILD = "image-check-build"  # build URL: this build's images were checked
     # -- records: one command, event or comment each; retention may forget them -------
     RETRY_COMMAND = "retry-command"  # comment key: this retry-flaky comment was handled
     RETRY_PR = "retry-pr"  # pr_key: the PR's one retry comment, edited in place
@@ -65,6 +68,9 @@ PRUNABLE: dict[Kind, str] = {
         "read when the same delivery or a redelivery wants the comment again; a month later"
         " neither happens, and a record still pending belongs to a finished delivery"
     ),
+    Kind.IMAGE_CHECK_BUILD: (
+        "guards a redelivered build or job event, which does not come a month later"
+    ),
     Kind.COMMAND_REPLY: "legacy: replaced by posted-comment, no longer read",
     Kind.LANDING_REPLY: "legacy: replaced by posted-comment, no longer read",
     Kind.ALLOWLIST_COMMENT: "legacy: replaced by posted-comment, no longer read",
@@ -93,3 +99,8 @@ def pr_key(repo: _Repo | str, number: int) -> str:
 def migration_key(repo: _Repo | str, name: str) -> str:
     """The key of a per-migration document: ``owner/name#migrate/<migration>``."""
     return f"{repo_key(repo)}#migrate/{name}"
+
+
+def signal_key(repo: _Repo | str, pipeline: str, step: str) -> str:
+    """The key of one step's main-branch signal: ``owner/name#red/<pipeline>/<step>``."""
+    return f"{repo_key(repo)}#red/{pipeline}/{step}"

@@ -84,7 +84,6 @@ def test_a_log_not_read_is_not_an_empty_log() -> None:
     ("name", "pattern", "quoted"),
     [
         ("runner_oom", "killed", "4242 Killed"),
-        ("image_pull_docker", "manifest-unknown", "manifest unknown"),
         ("image_pull_k8s", "image-pull", "Failed to pull image"),
         ("hf_hub_504", "hf-hub-http", "HfHubHTTPError: 504 Server Error"),
         ("hf_read_timeout", "hf-hub-network", "Read timed out"),
@@ -130,7 +129,6 @@ INFRA_LINES = [
     ("exit-137", "🚨 Error: The command exited with status 137"),
     ("image-pull", "Back-off pulling image: ImagePullBackOff"),
     ("image-pull", "toomanyrequests: You have reached your pull rate limit."),
-    ("manifest-unknown", "manifest for vllm/vllm-openai:nightly not found"),
     (
         "hf-hub-http",
         "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://huggingface.co/api/models/x",
@@ -419,6 +417,7 @@ def test_retry_classes() -> None:
     for failure_class in FailureClass:
         assert Verdict(failure_class, "x").retry is (failure_class in RETRY)
     assert [c.value for c in FailureClass] == [
+        "image-missing",
         "infra",
         "known-flaky",
         "broken-trunk",
@@ -441,4 +440,40 @@ def test_hostile_long_lines_are_classified(line: str) -> None:
     # Quadratic patterns would take seconds per line here; a 64 KiB tail can
     # hold one such line.
     verdict = classify(failure(line.encode()), history=[main_run(1, passed=True)])
+    assert verdict.failure_class is NEW
+
+
+# --- image missing -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "manifest for vllm/vllm-openai:nightly not found",
+        "Error response from daemon: manifest unknown: Requested image not found",
+    ],
+)
+def test_a_missing_image_is_its_own_class_and_never_retried(line: str) -> None:
+    # Even on an agent-lost exit status: the registry said the tag does not exist.
+    verdict = classify(failure(bk(["$ docker pull x", line]), exit_status=-1), history=[])
+    assert verdict.failure_class is FailureClass.IMAGE_MISSING
+    assert verdict.rule == "image-missing"
+    assert verdict.evidence.startswith("image missing: ")
+    assert not verdict.retry
+
+
+def test_a_docker_pull_log_of_a_missing_tag() -> None:
+    verdict = classify(failure(log("image_pull_docker")), history=[])
+    assert verdict.failure_class is FailureClass.IMAGE_MISSING
+    assert "manifest unknown" in verdict.evidence
+
+
+def test_a_test_named_after_a_missing_manifest_is_not_a_missing_image() -> None:
+    line = "FAILED tests/registry/test_pull.py::test_manifest_unknown - assert 0"
+    assert classify(failure(bk([line])), history=[]).failure_class is NEW
+
+
+def test_a_canceled_pull_of_a_missing_image_is_not_judged_missing() -> None:
+    raw = bk(["manifest unknown"])
+    verdict = classify(failure(raw, state="canceled", signal_reason="cancel"), history=[])
     assert verdict.failure_class is NEW

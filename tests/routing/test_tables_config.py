@@ -6,8 +6,8 @@ import pytest
 
 from bot.config.parse import parse_repo_config
 from bot.config.routing import RoutingConfig
+from bot.routing.repo_tables import tables_of
 from bot.routing.tables import RoutingTablesError, default_tables
-from bot.routing_check.tables_config import tables_of
 
 
 def test_no_overrides_are_the_defaults() -> None:

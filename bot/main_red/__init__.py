@@ -1,0 +1,1 @@
+"""When a step goes red on main: signals, the culprit, the follow-ups."""

@@ -1,0 +1,353 @@
+"""A main build finished: which steps are broken now, and their follow-ups kept.
+
+Level-triggered per step: the finished main builds (one listing) say each step's
+streak; a step whose newest run is red has the logs of its few judged runs read once
+and is judged (``signals.judge``). Only a change of state writes to GitHub:
+
+- broken (a new episode, or one whose follow-ups a crash left unfinished): the culprit
+  search, the partial revert PR when the culprit re-routed the step, the issue, and one
+  comment on the culprit's PR — each recorded once the server confirmed it;
+- green again after being broken: the issue closed with a comment, the revert PR closed
+  if it is still open;
+- anything else (red once, flaky, unknown): recorded for `why-red` and the dashboard.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from bot.github import changes, effects
+from bot.github.issues import edit_issue, open_issue_once
+from bot.images.check import check_build
+from bot.images.text import image_table
+from bot.main_red import state as signal_state
+from bot.main_red import text
+from bot.main_red.reads import evidence_of, main_builds, signatures_of
+from bot.main_red.revert_pr import Revert, plan_revert, propose
+from bot.main_red.signals import (
+    SignalState,
+    StepId,
+    StepRun,
+    StepSignal,
+    first_red,
+    judge,
+    red_streak,
+    runs_to_read,
+    timelines,
+)
+from bot.main_red.state import SignalDoc
+from bot.main_red.suspects import Suspects, find_suspects
+from bot.retry.classify import FailureClass
+from bot.service.scope import RepoScope
+from bot.store.kinds import signal_key
+
+log = logging.getLogger(__name__)
+
+BROKEN = SignalState.BROKEN.value
+GREEN = SignalState.GREEN.value
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    step: str
+    state: str
+    action: str  # what was written, or "unchanged"
+
+
+@dataclass(frozen=True)
+class Where:
+    org: str
+    pipeline: str
+    branch: str
+
+
+def watched(ctx: RepoScope, key: str) -> bool:
+    globs = ctx.config.main_red.steps if ctx.config.main_red else ("*",)
+    return any(fnmatchcase(key, glob) for glob in globs)
+
+
+async def on_main_build(ctx: RepoScope, where: Where, number: int) -> list[StepOutcome]:
+    """Every watched step of ``where``'s main builds, after build ``number`` finished."""
+    builds = await main_builds(ctx, where.org, where.pipeline, where.branch, newest=number)
+    by_number = {int(b.get("number") or 0): b for b in builds}
+    outcomes = []
+    for step, runs in sorted(timelines(builds).items(), key=lambda item: str(item[0])):
+        if not watched(ctx, step.key):
+            continue
+        outcome = await _one_step(ctx, where, step, runs, by_number)
+        if outcome is not None:
+            outcomes.append(outcome)
+    return outcomes
+
+
+async def _one_step(
+    ctx: RepoScope,
+    where: Where,
+    step: StepId,
+    runs: Sequence[StepRun],
+    builds: Mapping[int, Mapping[str, Any]],
+) -> StepOutcome | None:
+    name = str(step)
+    newest = runs[0]
+    key = signal_key(ctx.repo, where.pipeline, name)
+    if newest.passed:
+        # Most steps, most of the time: nothing to read, nothing stored for them.
+        doc = await signal_state.load(ctx, where.pipeline, name)
+        if doc.state == GREEN or (doc.closed and doc.state == GREEN):
+            return None
+        async with ctx.locks.hold(key):
+            return await _green_again(ctx, where, name, newest, doc)
+    streak = red_streak(runs)
+    doc = await signal_state.load(ctx, where.pipeline, name)
+    if doc.state == BROKEN and doc.since == streak[-1].build_number and _finished(ctx, doc):
+        return StepOutcome(name, BROKEN, "unchanged")
+    evidence, classes = await evidence_of(
+        ctx, where.org, where.pipeline, step.key, runs_to_read(runs)
+    )
+    signal = judge(step, runs, evidence)
+    async with ctx.locks.hold(key):
+        doc = await signal_state.load(ctx, where.pipeline, name)
+        if signal.state is not SignalState.BROKEN:
+            return await _record(ctx, where, name, signal, doc)
+        images = None
+        if FailureClass.IMAGE_MISSING in classes.values():
+            red = first_red(signal)
+            build = builds.get(red.build_number) if red is not None else None
+            images = image_table(await check_build(ctx, build)) if build else None
+        return await _broken(ctx, where, step, signal, doc, signatures_of(evidence), images)
+
+
+def _finished(ctx: RepoScope, doc: SignalDoc) -> bool:
+    """Every follow-up of the episode is written (or known not to be wanted)."""
+    return doc.issue is not None and doc.revert_intent is None
+
+
+async def _record(
+    ctx: RepoScope, where: Where, name: str, signal: StepSignal, doc: SignalDoc
+) -> StepOutcome:
+    if doc.state == BROKEN:
+        # A broken episode stays open until the step passes: a flaky or unreadable run
+        # in the middle of it says nothing about the fix.
+        return StepOutcome(name, BROKEN, "unchanged")
+    if (doc.state, doc.reason) != (signal.state.value, signal.reason):
+        doc.state, doc.reason = signal.state.value, signal.reason
+        await signal_state.save(ctx, where.pipeline, name, doc)
+    return StepOutcome(name, signal.state.value, "recorded")
+
+
+async def _broken(
+    ctx: RepoScope,
+    where: Where,
+    step: StepId,
+    signal: StepSignal,
+    doc: SignalDoc,
+    signatures: dict[str, str],
+    images: str | None,
+) -> StepOutcome:
+    name = str(step)
+    first, green = first_red(signal), signal.last_green
+    assert first is not None
+    assert green is not None  # judged broken
+    if doc.since != first.build_number:  # a new episode: nothing of the last one applies
+        doc = SignalDoc(extra=doc.extra, since=first.build_number)
+    doc.state, doc.reason, doc.closed = BROKEN, signal.reason, False
+    doc.last_green = green.build_number
+    await signal_state.save(ctx, where.pipeline, name, doc)
+
+    async def save(updated: SignalDoc) -> None:
+        await signal_state.save(ctx, where.pipeline, name, updated)
+
+    suspects = await find_suspects(ctx, step.key, green, first, branch=where.branch)
+    culprit = suspects.ranking.culprit
+    doc.culprit = culprit.commit.sha if culprit is not None else None
+    notes = list(suspects.notes)
+    planned = await _plan(ctx, where, step, suspects)
+    if isinstance(planned, str):
+        doc.revert_note = planned
+    fix = _fix_text(planned, suspects)
+
+    def body_with(fix: str) -> str:
+        return text.issue_body(
+            pipeline=where.pipeline,
+            step=name,
+            signal=signal,
+            first=first,
+            signatures=signatures,
+            before=suspects.before,
+            after=suspects.after,
+            ranking=suspects.ranking,
+            changes=suspects.changes,
+            fix=fix,
+            images=images,
+            notes=notes,
+        )
+
+    title = text.issue_title(name, first)
+    await _issue(ctx, where, name, first, doc, title, body_with(fix), save)
+    if isinstance(planned, Revert):
+        final = await _revert(ctx, step, signal, doc, suspects, planned, save)
+        await edit_issue(ctx.gh, ctx.repo, _number(doc.issue), body=body_with(final))
+    if culprit is not None:
+        await _comment_culprit(ctx, where, name, first, suspects, doc, notes)
+    await save(doc)
+    action = f"issue #{doc.issue}" + (f", revert #{doc.revert_pr}" if doc.revert_pr else "")
+    return StepOutcome(name, BROKEN, action)
+
+
+def _number(issue: int | None) -> int:
+    assert issue is not None  # opened just before
+    return issue
+
+
+async def _plan(
+    ctx: RepoScope, where: Where, step: StepId, suspects: Suspects
+) -> Revert | str | None:
+    """The partial revert to propose; a note saying why there is none; or None when the
+    culprit did not re-route the step (or reverts are off)."""
+    culprit = suspects.ranking.culprit
+    config = ctx.config.main_red
+    if culprit is None or not suspects.changes or (config is not None and not config.revert):
+        return None
+    return await plan_revert(ctx, step.key, culprit.commit.sha, suspects, branch=where.branch)
+
+
+def _fix_text(planned: Revert | str | None, suspects: Suspects) -> str:
+    if isinstance(planned, Revert):
+        return text.FIX_REVERT_OPENING
+    if isinstance(planned, str):
+        return text.FIX_REVERT_FAILED.format(reason=planned)
+    if suspects.ranking.culprit is not None and suspects.changes:
+        return text.FIX_REVERT_OFF
+    return text.FIX_NO_REVERT_CODE
+
+
+async def _revert(
+    ctx: RepoScope,
+    step: StepId,
+    signal: StepSignal,
+    doc: SignalDoc,
+    suspects: Suspects,
+    planned: Revert,
+    save: Callable[[SignalDoc], Awaitable[None]],
+) -> str:
+    """Open (or keep) the revert PR; the issue's final "Fix" text."""
+    first, green = first_red(signal), signal.last_green
+    assert first is not None
+    assert green is not None
+    assert doc.issue is not None
+    body = text.revert_body(
+        step=step.key,
+        first=first,
+        green=green,
+        culprit=text.short(planned.culprit),
+        keys=planned.keys,
+        issue=doc.issue,
+        after=suspects.after,
+        restored=planned.restored,
+    )
+    title = text.revert_title(step.key, planned.culprit)
+    outcome = await propose(ctx, planned, doc, title=title, body=body, save=save)
+    if outcome.pr is None:
+        doc.revert_note = outcome.note
+        return text.FIX_REVERT_FAILED.format(reason=outcome.note)
+    return text.fix_revert(outcome.pr, planned.keys, green.commit)
+
+
+async def _issue(
+    ctx: RepoScope,
+    where: Where,
+    name: str,
+    first: StepRun,
+    doc: SignalDoc,
+    title: str,
+    body: str,
+    save: Callable[[SignalDoc], Awaitable[None]],
+) -> None:
+    marker = text.MARKER_ISSUE.format(pipeline=where.pipeline, step=name, since=first.build_number)
+    labels = ctx.config.main_red.labels if ctx.config.main_red else ()
+    if doc.issue is None:
+        look_first = bool(doc.extra.get("issue_pending"))
+        doc.extra["issue_pending"] = True  # recorded first: a rerun looks before creating
+        await save(doc)
+        doc.issue = await open_issue_once(
+            ctx.gh,
+            ctx.repo,
+            title=title,
+            body=body,
+            marker=marker,
+            labels=labels,
+            bot_login=ctx.bot_login,
+            look_first=look_first,
+        )
+        doc.extra.pop("issue_pending", None)
+        await save(doc)
+    else:
+        await edit_issue(ctx.gh, ctx.repo, doc.issue, title=title, body=body)
+
+
+async def _comment_culprit(
+    ctx: RepoScope,
+    where: Where,
+    name: str,
+    first: StepRun,
+    suspects: Suspects,
+    doc: SignalDoc,
+    notes: list[str],
+) -> None:
+    culprit = suspects.ranking.culprit
+    assert culprit is not None
+    assert doc.issue is not None
+    pull = culprit.commit.pull_number
+    if pull is None:
+        notes.append(text.NOTE_NO_PULL.format(commit7=text.short(culprit.commit.sha)))
+        return
+    body = text.COMMENT_CULPRIT.format(
+        step=name,
+        confidence=suspects.ranking.confidence.value,
+        why=suspects.ranking.why,
+        first=f"#{first.build_number}",
+        issue=doc.issue,
+    )
+    marker = text.MARKER_CULPRIT.format(pipeline=where.pipeline, step=name)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, pull, body, marker)
+    doc.comment_posted = True
+
+
+async def _green_again(
+    ctx: RepoScope, where: Where, name: str, run: StepRun, doc: SignalDoc
+) -> StepOutcome:
+    if doc.state == BROKEN and not doc.closed:
+        since = doc.since or 0
+        if doc.issue is not None:
+            body = text.COMMENT_GREEN.format(
+                step=name, build=f"#{run.build_number}", commit7=text.short(run.commit)
+            )
+            marker = text.MARKER_GREEN.format(pipeline=where.pipeline, step=name, since=since)
+            await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.issue, body, marker)
+            await edit_issue(ctx.gh, ctx.repo, doc.issue, state="closed")
+        if doc.revert_pr is not None:
+            await _close_revert(ctx, name, run, doc, since)
+    doc.state, doc.reason, doc.closed = GREEN, "", True
+    doc.last_green = run.build_number
+    await signal_state.save(ctx, where.pipeline, name, doc)
+    return StepOutcome(name, GREEN, "closed")
+
+
+async def _close_revert(
+    ctx: RepoScope, name: str, run: StepRun, doc: SignalDoc, since: int
+) -> None:
+    assert doc.revert_pr is not None
+    pull = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/pulls/{number}",
+        url_vars=ctx.repo.vars(number=str(doc.revert_pr)),
+    )
+    if pull.get("state") != "open":
+        return  # merged (that is how it went green) or closed by someone
+    body = text.COMMENT_REVERT_DONE.format(step=name, build=f"#{run.build_number}")
+    marker = text.MARKER_REVERT_DONE.format(step=name, since=since)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.revert_pr, body, marker)
+    await changes.update_pull(ctx.gh, ctx.repo, doc.revert_pr, state="closed")

@@ -1,0 +1,114 @@
+"""What judging main reads from Buildkite: the finished main builds (one listing per
+finished build, shared by every step), and the log tails of the few red runs a verdict
+needs (each read once: a finished job's log never changes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.abi.log import clean_log
+from bot.buildkite.errors import BuildkiteError
+from bot.main_red.signals import RunEvidence, StepRun
+from bot.retry.classify import (
+    DEFAULT_INFRA_PATTERNS,
+    Failure,
+    FailureClass,
+    FlakyRule,
+    LogPattern,
+    classify,
+)
+from bot.retry.signature import signature_from_lines
+from bot.service.scope import RepoScope
+
+FINISHED = ("passed", "failed")
+LOG_TAIL_BYTES = 65536
+# Verdicts that say the run tells nothing about the code: not a signal of breakage.
+_NOT_THE_CODE = frozenset({FailureClass.INFRA, FailureClass.KNOWN_FLAKY})
+
+
+async def main_builds(
+    ctx: RepoScope, org: str, pipeline: str, branch: str, *, newest: int
+) -> list[dict[str, Any]]:
+    """The finished builds of ``branch``, newest first: read once for build ``newest``
+    (a redelivery, or a second handler of the same build, reuses the listing)."""
+    key = ("main-red-builds", org, pipeline, branch)
+    found = ctx.cache.get(key)
+    if found is not None and found[0] >= newest:
+        return list(found[1])
+    count = ctx.config.main_red.history_builds if ctx.config.main_red else 30
+    listed = await ctx.buildkite.builds(
+        org,
+        pipeline,
+        branch=branch,
+        states=FINISHED,
+        per_page=max(1, min(count, 100)),
+        include_retried_jobs=True,
+    )
+    numbers = [int(build.get("number") or 0) for build in listed]
+    ctx.cache[key] = (max(numbers, default=0), listed)
+    return list(listed)
+
+
+async def log_lines(ctx: RepoScope, org: str, pipeline: str, run: StepRun) -> list[str] | None:
+    """The cleaned tail of a run's first failed attempt; None when it cannot be read."""
+    key = ("main-red-log", run.job_id)
+    if key not in ctx.cache:
+        try:
+            tail = await ctx.buildkite.job_log_tail(
+                org, pipeline, run.build_number, run.job_id, max_bytes=LOG_TAIL_BYTES
+            )
+        except BuildkiteError:
+            # Refused (a log deleted or never kept): no verdict on this run. A 5xx or a
+            # lost connection is transient instead, and the delivery is tried again.
+            return None
+        ctx.cache[key] = clean_log(tail)
+    lines = ctx.cache[key]
+    return list(lines) if isinstance(lines, list) else None
+
+
+def judge_run(
+    ctx: RepoScope, run: StepRun, step_key: str, lines: list[str]
+) -> tuple[RunEvidence, FailureClass]:
+    """The run's signature, and whether the classifier calls it infra or known flaky
+    (the repository's own rules and patterns count, as in retry-flaky)."""
+    retry = ctx.config.retry
+    failure = Failure(
+        job_id=run.job_id,
+        step_key=step_key,
+        name=step_key,
+        state=run.state,
+        exit_status=run.exit_status,
+        signal_reason=run.signal_reason,
+        web_url=run.job_url,
+        log_tail=None,
+    )
+    verdict = classify(
+        failure,
+        history=(),
+        rules=[FlakyRule(r.name, r.log, r.step, r.label) for r in retry.flaky_rules],
+        infra=[*DEFAULT_INFRA_PATTERNS, *(LogPattern(r.name, r.log) for r in retry.infra_patterns)],
+        lines=lines,
+    )
+    infra = verdict.evidence if verdict.failure_class in _NOT_THE_CODE else None
+    return RunEvidence(signature_from_lines(lines), infra), verdict.failure_class
+
+
+async def evidence_of(
+    ctx: RepoScope, org: str, pipeline: str, step_key: str, runs: Sequence[StepRun]
+) -> tuple[dict[str, RunEvidence], dict[str, FailureClass]]:
+    """Evidence for each run whose log could be read (a missing one leaves the verdict
+    open: ``judge`` says so)."""
+    evidence: dict[str, RunEvidence] = {}
+    classes: dict[str, FailureClass] = {}
+    for run in runs:
+        lines = await log_lines(ctx, org, pipeline, run)
+        if lines is None:
+            continue
+        evidence[run.job_id], classes[run.job_id] = judge_run(ctx, run, step_key, lines)
+    return evidence, classes
+
+
+def signatures_of(evidence: Mapping[str, RunEvidence]) -> dict[str, str]:
+    return {job: found.signature.describe() for job, found in evidence.items()}

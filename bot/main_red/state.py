@@ -1,0 +1,45 @@
+"""What the bot remembers of one step on main (a store document per pipeline and step).
+
+An *episode* is one red streak, named by its first red build. Each follow-up of an
+episode is recorded once the server confirmed it, and looked for (by its marker or its
+branch) before it is written again: a rerun after a crash finishes its own work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.service.scope import RepoScope
+from bot.store.kinds import Kind, signal_key
+from bot.store.state_doc import StateDoc
+
+
+@dataclass
+class SignalDoc(StateDoc):
+    state: str = "green"  # the last judged SignalState
+    reason: str = ""
+    since: int | None = None  # the episode's first red build
+    last_green: int | None = None
+    culprit: str | None = None  # the culprit commit, when there is one
+    issue: int | None = None
+    comment_posted: bool = False  # on the culprit's PR
+    revert_pr: int | None = None
+    revert_head: str | None = None
+    # Write-ahead record of the revert commit being pushed: {sha, base, digest}.
+    revert_intent: dict[str, Any] | None = None
+    revert_note: str | None = None  # why there is no revert PR
+    closed: bool = False  # the episode ended (green again) and its follow-ups closed
+    checked_build: int | None = None  # the newest build judged
+
+
+async def load(ctx: RepoScope, pipeline: str, step: str) -> SignalDoc:
+    return SignalDoc.load(await ctx.store.get_state(Kind.MAIN_SIGNAL, _key(ctx, pipeline, step)))
+
+
+async def save(ctx: RepoScope, pipeline: str, step: str, doc: SignalDoc) -> None:
+    await ctx.store.put_state(Kind.MAIN_SIGNAL, _key(ctx, pipeline, step), doc.dump())
+
+
+def _key(ctx: RepoScope, pipeline: str, step: str) -> str:
+    return signal_key(ctx.repo, pipeline, step)

@@ -1,0 +1,179 @@
+"""The culprit search's reads: two routing-model runs and one compare.
+
+The routing model runs on the last green and the first red trees (their files are
+content-addressed blobs, mostly cached), which says whether the step's route changed.
+One compare lists the commits between them and every file they touched together; only
+for the few paths that matter (the step's job files, the generator's config, the step's
+source dependencies that the range touched) one commit listing by path says which
+commits touched them. A range of 50 commits never costs 50 commit reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gidgethub
+
+from bot.config.routing import RoutingConfig
+from bot.github.ci_files import read_inputs
+from bot.main_red.culprit import (
+    RangeCommit,
+    Ranking,
+    RouteChange,
+    pull_number_of,
+    rank,
+    route_changes,
+    source_matches,
+)
+from bot.main_red.signals import StepRun
+from bot.routing.model import RoutedStep, route
+from bot.routing.repo_tables import tables_of
+from bot.service.scope import RepoScope
+
+MAX_PATH_QUERIES = 6  # listings by path per search: job files, config, a few source dirs
+NOTE_DIVERGED = (
+    "the first red commit {red7} does not descend from the last green {green7} "
+    "(compare says {status}): main's history was rewritten, the range is a guess"
+)
+NOTE_GONE = "the compare of {green7}...{red7} failed ({status}): a commit is gone"
+NOTE_TRUNCATED = "the range has {total} commits; only the first {shown} were ranked"
+NOTE_PATHS = "only {count} paths were traced to their commits; {skipped} were not"
+
+
+@dataclass(frozen=True)
+class Suspects:
+    ranking: Ranking
+    changes: tuple[RouteChange, ...]
+    before: RoutedStep | None  # the step at the last green commit
+    after: RoutedStep | None  # ... and at the first red one
+    green_files: Mapping[str, str]  # the generator's files at the last green commit
+    notes: tuple[str, ...]
+    compares: int = 1  # GitHub compare calls made (the benchmark counts them)
+    routing_runs: int = 2
+
+
+def _find(steps: Sequence[RoutedStep], key: str) -> RoutedStep | None:
+    return next((step for step in steps if step.key == key), None)
+
+
+async def find_suspects(
+    ctx: RepoScope, step_key: str, green: StepRun, red: StepRun, *, branch: str
+) -> Suspects:
+    routing = ctx.config.routing or RoutingConfig()
+    tables = tables_of(routing)
+    green_files = await read_inputs(ctx.gh, ctx.repo, green.commit, routing.ci_config, ctx.cache)
+    red_files = await read_inputs(ctx.gh, ctx.repo, red.commit, routing.ci_config, ctx.cache)
+    before_routes = await ctx.blocking.run(
+        route,
+        green_files,
+        env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": green.commit},
+        tables=tables,
+    )
+    after_routes = await ctx.blocking.run(
+        route,
+        red_files,
+        env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": red.commit},
+        tables=tables,
+    )
+    before = _find(before_routes.steps, step_key)
+    after = _find(after_routes.steps, step_key)
+    changes = route_changes(before, after)
+    job_files = {step.file for step in (before, after) if step is not None}
+    known = after or before
+    dependencies = known.source_file_dependencies if known is not None else ()
+    commits, notes = await range_commits(
+        ctx,
+        green.commit,
+        red.commit,
+        interesting=job_files | {routing.ci_config},
+        dependencies=dependencies,
+    )
+    ranking = rank(
+        commits,
+        job_files=job_files,
+        routing_files={routing.ci_config},
+        source_dependencies=dependencies,
+        route_changed=bool(changes),
+    )
+    return Suspects(ranking, changes, before, after, green_files, tuple(notes))
+
+
+async def range_commits(
+    ctx: RepoScope,
+    green: str,
+    red: str,
+    *,
+    interesting: set[str],
+    dependencies: Sequence[str],
+) -> tuple[list[RangeCommit], list[str]]:
+    """The commits after ``green`` up to ``red`` (oldest first), each with the paths of
+    interest it touched."""
+    notes: list[str] = []
+    try:
+        compare = await ctx.gh.getitem(
+            "/repos/{owner}/{repo}/compare/{basehead}",
+            url_vars=ctx.repo.vars(basehead=f"{green}...{red}"),
+        )
+    except gidgethub.HTTPException as exc:
+        code = int(exc.status_code)
+        if code not in (404, 422):
+            raise
+        notes.append(NOTE_GONE.format(green7=green[:7], red7=red[:7], status=code))
+        return [], notes
+    status = str(compare.get("status") or "")
+    if status != "ahead":
+        notes.append(NOTE_DIVERGED.format(red7=red[:7], green7=green[:7], status=status))
+        if status in ("behind", "identical"):
+            return [], notes
+    listed: list[Mapping[str, Any]] = list(compare.get("commits") or [])
+    total = int(compare.get("total_commits") or len(listed))
+    if total > len(listed):
+        notes.append(NOTE_TRUNCATED.format(total=total, shown=len(listed)))
+    touched = [str(item.get("filename")) for item in compare.get("files") or []]
+    paths = sorted(path for path in interesting if path in touched)
+    paths += sorted(
+        {_top(path, dependencies) for path in touched if source_matches(path, dependencies)} - {""}
+    )
+    if len(paths) > MAX_PATH_QUERIES:
+        skipped = len(paths) - MAX_PATH_QUERIES
+        notes.append(NOTE_PATHS.format(count=MAX_PATH_QUERIES, skipped=skipped))
+        paths = paths[:MAX_PATH_QUERIES]
+    in_range = {str(item.get("sha")) for item in listed}
+    by_commit: dict[str, list[str]] = {}
+    for path in paths:
+        for sha in await _touching(ctx, red, path, in_range):
+            by_commit.setdefault(sha, []).append(path)
+    commits = [
+        RangeCommit(
+            sha=str(item.get("sha")),
+            subject=_subject(item),
+            files=tuple(by_commit.get(str(item.get("sha")), ())),
+            pull_number=pull_number_of(_subject(item)),
+        )
+        for item in listed
+    ]
+    return commits, notes
+
+
+def _subject(item: Mapping[str, Any]) -> str:
+    message = str((item.get("commit") or {}).get("message") or "")
+    return message.splitlines()[0] if message else ""
+
+
+def _top(path: str, dependencies: Sequence[str]) -> str:
+    """The dependency prefix ``path`` matched: the listing by path asks for that folder."""
+    for prefix in dependencies:
+        if not prefix.startswith("!") and path.startswith(prefix):
+            return prefix.rstrip("/")
+    return ""
+
+
+async def _touching(ctx: RepoScope, head: str, path: str, in_range: set[str]) -> list[str]:
+    """The commits of the range that touched ``path`` (one page: the range is short)."""
+    found = await ctx.gh.getitem(
+        "/repos/{owner}/{repo}/commits{?sha,path,per_page}",
+        url_vars=ctx.repo.vars(sha=head, path=path, per_page="100"),
+    )
+    return [str(item.get("sha")) for item in found if str(item.get("sha")) in in_range]

@@ -1,0 +1,77 @@
+"""Main's builds: a step red on main gets its follow-ups (issue, culprit comment, partial
+revert), and a build's images are asked of the registry when a job could not pull one or
+a torch-nightly build finished."""
+
+from __future__ import annotations
+
+import logging
+
+from gidgethub import routing, sansio
+
+from bot.github.default_branch import default_branch_head
+from bot.images.check import on_failed_job, on_nightly_build
+from bot.main_red.flow import Where, on_main_build
+from bot.service.build_scope import build_scope
+from bot.service.dispatch import handler_id
+from bot.service.services import Services
+from bot.service.sources import BUILD_FINISHED, JOB_FINISHED
+
+log = logging.getLogger(__name__)
+router = routing.Router()
+
+
+@router.register(BUILD_FINISHED)
+@handler_id("main-red.build-finished")
+async def on_build_finished(event: sansio.Event, services: Services) -> None:
+    found = await build_scope(services, event.data)
+    config = found.scope.config.main_red if found is not None else None
+    if (
+        found is None
+        or config is None
+        or (config.pipelines and found.pipeline not in config.pipelines)
+    ):
+        return
+    scope = found.scope
+    main = await default_branch_head(scope.gh, scope.store, scope.repo)
+    if found.branch != main.name:
+        return  # only main's builds are signals
+    where = Where(found.org, found.pipeline, found.branch)
+    for outcome in await on_main_build(scope, where, found.number):
+        log.info(
+            "%s: %s on main: %s (%s)",
+            scope.repo.full_name,
+            outcome.step,
+            outcome.state,
+            outcome.action,
+        )
+
+
+@router.register(BUILD_FINISHED)
+@handler_id("images.nightly-build")
+async def on_nightly_finished(event: sansio.Event, services: Services) -> None:
+    found = await build_scope(services, event.data)
+    check = await on_nightly_build(found) if found is not None else None
+    if found is not None and check is not None:
+        log.info(
+            "%s: images of nightly build #%d: %d missing",
+            found.scope.repo.full_name,
+            found.number,
+            len(check.missing),
+        )
+
+
+@router.register(JOB_FINISHED)
+@handler_id("images.job-failed")
+async def on_job_finished(event: sansio.Event, services: Services) -> None:
+    found = await build_scope(services, event.data)
+    job = event.data.get("job")
+    if found is None or not isinstance(job, dict):
+        return
+    check = await on_failed_job(found, job)
+    if check is not None:
+        log.info(
+            "%s: images of build #%d: %d missing",
+            found.scope.repo.full_name,
+            found.number,
+            len(check.missing),
+        )

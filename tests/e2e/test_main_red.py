@@ -1,0 +1,229 @@
+"""A step red on main, end to end through the GitHub and Buildkite stand-ins.
+
+Incident A replayed: a migration PR re-routes the torch ABI audit to a CPU queue and the
+CPU image (and re-routes another step, which is the migration's point); two main builds
+fail the audit the same way. The bot opens one issue with the signal table and the
+culprit, comments once on the culprit PR, and opens a partial revert PR whose diff is
+exactly the audit step's two keys — with the "CI routing" check green on it. A third red
+build writes nothing; a green one closes the issue and the revert PR. A step that fails
+only on infrastructure, or fails differently each time, gets nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+from bot.main_red import text as red_text
+from bot.routing_check.report import CHECK_NAME
+from bot.store.kinds import Kind, signal_key
+from sandbox.buildkite_state import JobSpec
+from sandbox.harness import Harness
+from sandbox.scenario import World
+from sandbox.vllm_ci_tree import AUDIT_FILE, AUDIT_KEY, TEST_AREAS, vllm_ci_files
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+
+CPU_FILE = f"{TEST_AREAS}/cpu.yaml"
+REVERT_BRANCH = red_text.revert_branch(AUDIT_KEY)
+RED_CONFIG = (
+    CONFIG
+    + f"""\
+buildkite:
+  organization: vllm
+  pipelines: [{PIPELINE}]
+routing:
+  ci_config: .buildkite/ci_config.yaml
+main_red:
+  labels: [ci-red]
+"""
+)
+AUDIT_FAILURE = (
+    "Checking vllm/_C_AVX2.abi3.so",
+    "FAILED tests/abi/test_stable_abi.py::test_extensions_are_stable - AssertionError",
+)
+WRITES = {"POST", "PATCH", "PUT", "DELETE"}
+NOT_FOLLOW_UPS = {"apps/create-installation-access-token", "checks/create", "checks/update"}
+
+
+def green_tree() -> dict[str, str]:
+    """vLLM's tree before the migration: the audit on the CUDA build, said explicitly."""
+    files = vllm_ci_files(incident_a=True)
+    files[AUDIT_FILE] = (
+        files[AUDIT_FILE]
+        .replace("    device: cpu-small\n", "", 1)
+        .replace("      - image-build-cpu\n", "      - image-build\n", 1)
+    )
+    return files
+
+
+def migrated(files: dict[str, str]) -> dict[str, str]:
+    """The migration PR: the audit to the CPU queue (the mistake), CPU Full to a medium
+    CPU agent (the migration's real point, which must survive the revert)."""
+    return {
+        AUDIT_FILE: vllm_ci_files(incident_a=True)[AUDIT_FILE],
+        CPU_FILE: files[CPU_FILE].replace(
+            "  - label: CPU Full\n    timeout_in_minutes: 30\n    device: cpu\n",
+            "  - label: CPU Full\n    timeout_in_minutes: 30\n    device: cpu-medium\n",
+        ),
+    }
+
+
+def audit(state: str, *log: str, **more: Any) -> JobSpec:
+    return World.job(AUDIT_KEY, state=state, log=list(log) or ["all extensions are stable"], **more)
+
+
+def others() -> list[JobSpec]:
+    return [World.job("misc-1", log=["ok"]), World.job("cpu-full", log=["ok"])]
+
+
+async def main_build(w: World, jobs: Sequence[JobSpec]) -> int:
+    number = await w.build(None, jobs, commit=w.github.head(DOWNSTREAM), branch="main")
+    await w.settle()
+    return number
+
+
+def follow_up_writes(env: Harness) -> list[str]:
+    return [
+        f"{r.method} {r.path}"
+        for r in env.sandbox.requests
+        if r.method in WRITES and r.operation_id not in NOT_FOLLOW_UPS
+    ]
+
+
+def issues(env: Harness) -> list[dict[str, Any]]:
+    state = env.sandbox.repo(DOWNSTREAM)
+    return [
+        {"number": i.number, "title": i.title, "body": i.body or "", "state": i.state}
+        for i in state.issues.values()
+        if i.pull is None and "red on main" in i.title
+    ]
+
+
+def revert_pulls(env: Harness, state: str = "all") -> list[dict[str, Any]]:
+    return [
+        pr
+        for pr in env.sandbox.pulls(DOWNSTREAM, state=state)
+        if pr["head"]["ref"] == REVERT_BRANCH
+    ]
+
+
+def changed_lines(old: str, new: str) -> list[str]:
+    return [
+        line
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+async def incident_a(env: Harness) -> tuple[World, int, str]:
+    """The world up to the migration merged; returns it, the culprit PR and its sha."""
+    w = World(env)
+    pinned = w.upstream()
+    files = green_tree()
+    w.downstream(pinned, config=RED_CONFIG, files=files)
+    w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
+    w.person("alice", "write")
+    await w.start()
+    await main_build(w, [audit("passed"), *others()])
+    w.github.commit(DOWNSTREAM, {"docs/usage.md": "# usage\n"}, "Document usage (#24490)")
+    w.github.commit(DOWNSTREAM, migrated(files), "Route CPU-only steps", branch="cpu-queues")
+    pull = w.github.open_pull(
+        DOWNSTREAM, head="cpu-queues", title="[CI] Route CPU-only steps to CPU queues", by="alice"
+    )
+    culprit = w.github.merge_pull(DOWNSTREAM, int(pull["number"]))
+    w.github.commit(DOWNSTREAM, {"vllm/engine.py": "# engine\n"}, "Speed up the engine (#24510)")
+    await w.settle()
+    return w, int(pull["number"]), culprit
+
+
+async def test_incident_a_issue_comment_and_the_two_line_partial_revert(ci_env: Harness) -> None:
+    w, culprit_pr, culprit = await incident_a(ci_env)
+    first = await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    assert issues(ci_env) == []  # red once is not broken yet
+    assert revert_pulls(ci_env) == []
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+
+    [issue] = issues(ci_env)
+    assert issue["title"] == f"`{AUDIT_KEY}` red on main since build #{first}"
+    assert culprit[:7] in issue["body"]
+    assert "changed the step's route" in issue["body"]
+    assert "small_cpu_queue_premerge" in issue["body"]  # the route, as of the first red
+    assert "test_extensions_are_stable" in issue["body"]  # the failure signature
+
+    [revert] = revert_pulls(ci_env)
+    assert revert["state"] == "open"
+    assert f"#{revert['number']}" in issue["body"]  # the issue links the fix
+    assert f"#{issue['number']}" in revert["body"]
+    main = ci_env.sandbox.head(DOWNSTREAM)
+    head = revert["head"]["sha"]
+    before = ci_env.sandbox.read_file(DOWNSTREAM, main, AUDIT_FILE)
+    after = ci_env.sandbox.read_file(DOWNSTREAM, head, AUDIT_FILE)
+    assert before is not None
+    assert after is not None
+    assert changed_lines(before, after) == [
+        "-    device: cpu-small",
+        "-      - image-build-cpu",
+        "+      - image-build",
+    ]
+    # Nothing else of the migration is touched: the CPU step keeps its new device.
+    assert ci_env.sandbox.read_file(DOWNSTREAM, head, CPU_FILE) == ci_env.sandbox.read_file(
+        DOWNSTREAM, main, CPU_FILE
+    )
+    repo = ci_env.sandbox.repo(DOWNSTREAM)
+    [check] = [r for r in repo.check_runs.values() if r.head_sha == head and r.name == CHECK_NAME]
+    assert (check.status, check.conclusion) == ("completed", "success")
+
+    comments = w.comments({"number": culprit_pr})
+    assert len(comments) == 1
+    assert f"#{issue['number']}" in comments[0]
+
+    # A third red build changes nothing: no GitHub write at all.
+    writes = len(follow_up_writes(ci_env))
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    assert len(follow_up_writes(ci_env)) == writes
+
+    # Green again (the fix landed by hand): the issue and the revert PR are closed.
+    await main_build(w, [audit("passed"), *others()])
+    [closed] = issues(ci_env)
+    assert closed["state"] == "closed"
+    assert revert_pulls(ci_env, "open") == []
+    doc = await ci_env.running.services.store.get_state(
+        Kind.MAIN_SIGNAL, signal_key(DOWNSTREAM, PIPELINE, AUDIT_KEY)
+    )
+    assert doc is not None
+    assert doc["state"] == "green"
+
+
+async def test_a_flaky_only_red_step_yields_nothing(ci_env: Harness) -> None:
+    w, _pr, _culprit = await incident_a(ci_env)
+    writes = len(follow_up_writes(ci_env))
+    # Infra both times (agent lost), then two different failures: never "broken".
+    await main_build(w, [audit("failed", "Killed", exit_status=-1), *others()])
+    await main_build(w, [audit("failed", "Killed", exit_status=-1), *others()])
+    await main_build(w, [audit("failed", "FAILED tests/a.py::test_one - x"), *others()])
+    await main_build(w, [audit("failed", "FAILED tests/b.py::test_two - y"), *others()])
+    assert issues(ci_env) == []
+    assert revert_pulls(ci_env) == []
+    assert len(follow_up_writes(ci_env)) == writes
+
+
+async def test_why_red_prints_the_table_and_ranking_on_demand(ci_env: Harness) -> None:
+    w, culprit_pr, culprit = await incident_a(ci_env)
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    w.person("bob", "read")
+    pull = {"number": culprit_pr}
+    await w.comment(pull, f"@bot why-red {AUDIT_KEY}", by="alice")
+    await w.comment(pull, "@bot why-red no-such-step", by="alice")
+    await w.comment(pull, f"@bot why-red {AUDIT_KEY}", by="bob")
+    await w.settle()
+    replies = [c for c in w.comments(pull) if c.startswith(("@alice", "@bob"))]
+    assert len(replies) == 3
+    red, unknown, refused = replies
+    assert red.startswith(f"@alice `{AUDIT_KEY}` on main: red")
+    assert "| build | commit | state | failure signature | route |" in red
+    assert f"{culprit[:7]} \\[CI\\] Route CPU-only steps to CPU queues (#{culprit_pr})" in red
+    assert "changed the step's route" in red
+    assert "no step `no-such-step` in the last 30 main builds of `ci`" in unknown
+    assert refused.startswith("@bob I did not run")
+    assert issues(ci_env) == []  # asking writes nothing else

@@ -1,0 +1,170 @@
+"""Missing images proved against a REAL registry (the CNCF distribution registry, token
+auth), end to end through the GitHub and Buildkite stand-ins.
+
+Incident B replayed: a torch-nightly build whose CPU build pushed only its stable tag.
+The bot asks the registry for every tag the build's steps pull and finds 200, 200, 404,
+404: the nightly CUDA image and the CPU build's stable tag exist, the nightly CPU and
+arm64 images do not — and says which step should have built each. On a PR, a job that
+could not pull its image is "image missing" for `retry-flaky`: never retried, explained
+with the registry's table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.images.model import ImageCheck
+from bot.store.kinds import Kind
+from sandbox.buildkite_state import JobSpec
+from sandbox.harness import Harness, harness
+from sandbox.oci_registry import RegistryServer, running_registry
+from sandbox.scenario import World
+from sandbox.vllm_ci_tree import vllm_ci_files
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+
+MAIN_REPOSITORY = "q9t5s3a7/vllm-ci-postmerge-repo"
+PREMERGE_REPOSITORY = "q9t5s3a7/vllm-ci-test-repo"
+PULL_FAILED = (
+    "$ docker pull public.ecr.aws/{repository}:{tag}",
+    "Error response from daemon: manifest for public.ecr.aws/{repository}:{tag} not found: "
+    "manifest unknown: Requested image not found",
+)
+
+
+@pytest.fixture
+async def registry(tmp_path: Path) -> AsyncIterator[RegistryServer]:
+    async with running_registry(tmp_path / "registry", auth="token") as server:
+        yield server
+
+
+@pytest.fixture
+async def world(tmp_path: Path, registry: RegistryServer) -> AsyncIterator[World]:
+    async with harness(
+        tmp_path / "world",
+        repositories=(DOWNSTREAM,),
+        start=False,
+        buildkite=True,
+        registry_username=registry.username,
+        registry_password=registry.password,
+    ) as env:
+        w = World(env)
+        config = CONFIG + (
+            f"buildkite:\n  organization: vllm\n  pipelines: [{PIPELINE}]\n"
+            f"images:\n  registry_url: {registry.url}\n"
+        )
+        w.downstream(w.upstream(), config=config, files=vllm_ci_files())
+        w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
+        await w.start()
+        yield w
+
+
+def pull_failed(repository: str, tag: str) -> list[str]:
+    return [line.format(repository=repository, tag=tag) for line in PULL_FAILED]
+
+
+def builds_ran() -> list[JobSpec]:
+    return [
+        World.job("image-build"),
+        World.job("image-build-cpu", log=["Image found", "skipping the build"]),
+        World.job("arm64-image-build"),
+    ]
+
+
+async def stored_check(env: Harness) -> ImageCheck:
+    doc = await env.running.services.store.get_state(Kind.IMAGE_CHECK, DOWNSTREAM)
+    assert doc is not None
+    return ImageCheck.load(doc)
+
+
+async def test_incident_b_the_registry_table_200_200_404_404(
+    world: World, registry: RegistryServer
+) -> None:
+    commit = world.github.head(DOWNSTREAM)
+    await registry.push_image(MAIN_REPOSITORY, f"{commit}-torch-nightly")
+    await registry.push_image(MAIN_REPOSITORY, f"{commit}-cpu")  # the stable tag, wrongly
+    jobs = [
+        *builds_ran(),
+        World.job("misc-1", log=["ok"]),
+        World.job(
+            "cpu-small-1",
+            state="failed",
+            log=pull_failed(MAIN_REPOSITORY, f"{commit}-torch-nightly-cpu"),
+        ),
+        World.job(
+            "dgx-spark-smoke",
+            state="failed",
+            log=pull_failed(MAIN_REPOSITORY, f"{commit}-torch-nightly-arm64"),
+        ),
+    ]
+    build = world.ci.create_build(
+        PIPELINE,
+        commit=commit,
+        branch="main",
+        jobs=jobs,
+        env={"TORCH_NIGHTLY": "1"},
+        source="schedule",
+    )
+    await world.ci.finish_build(PIPELINE, int(build["number"]))
+    await world.settle()
+
+    check = await stored_check(world.env)
+    assert check.nightly
+    assert check.problem is None
+    assert [row.status for row in check.rows] == ["200", "200", "404", "404"]
+    by_tag = {row.tag: row for row in check.rows}
+    assert {tag: row.status for tag, row in by_tag.items()} == {
+        f"{commit}-torch-nightly": "200",
+        f"{commit}-cpu": "200",
+        f"{commit}-torch-nightly-cpu": "404",
+        f"{commit}-torch-nightly-arm64": "404",
+    }
+    assert by_tag[f"{commit}-torch-nightly-cpu"].producer == "image-build-cpu"
+    assert by_tag[f"{commit}-torch-nightly-cpu"].consumers == ("cpu-small-1",)
+    assert by_tag[f"{commit}-torch-nightly-arm64"].producer == "arm64-image-build"
+    assert by_tag[f"{commit}-cpu"].counterpart_of == f"{commit}-torch-nightly-cpu"
+    assert by_tag[f"{commit}-torch-nightly"].consumers == ("misc-1",)
+    # Asked once for the build, though two jobs and the build's end each pointed at it:
+    # the token server issued one token per repository the bot asked about.
+    asked = registry.token_requests
+    await world.ci.finish_build(PIPELINE, int(build["number"]))  # redelivered events
+    await world.settle()
+    assert registry.token_requests == asked
+
+
+async def test_retry_flaky_calls_a_missing_image_image_missing_with_the_table(
+    world: World, registry: RegistryServer
+) -> None:
+    w = world
+    w.person("alice", "write")
+    w.github.commit(DOWNSTREAM, {"vllm/x.py": "# x\n"}, "Change x", branch="feature")
+    pull = w.github.open_pull(DOWNSTREAM, head="feature", title="Change x", by="alice")
+    head = str(pull["head"]["sha"])
+    await registry.push_image(PREMERGE_REPOSITORY, head)  # the CUDA image, not the CPU one
+    jobs = [
+        World.job("image-build"),
+        World.job("misc-1", log=["ok"]),
+        World.job(
+            "cpu-small-1", state="failed", log=pull_failed(PREMERGE_REPOSITORY, f"{head}-cpu")
+        ),
+    ]
+    build = w.ci.create_build(
+        PIPELINE,
+        commit=head,
+        branch="feature",
+        jobs=jobs,
+        pull_request={"id": str(pull["number"])},
+    )
+    await w.ci.finish_build(PIPELINE, int(build["number"]))
+    await w.settle()
+    await w.comment(pull, "@bot retry-flaky", by="alice")
+    await w.settle()
+
+    [sticky] = [c for c in w.comments(pull) if "cpu-small-1" in c]
+    assert "image-missing" in sticky
+    assert "the image it pulls is not in the registry" in sticky
+    assert f"| `{head}-cpu` | 404 | `cpu-small-1` | `image-build-cpu` |" in sticky
+    assert f"| `{head}` | 200 |" in sticky
+    assert not [job for job in w.ci.world.jobs.values() if job.retried]  # nothing retried
