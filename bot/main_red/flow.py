@@ -191,7 +191,7 @@ async def _broken(
     if isinstance(planned, Revert):
         final = await _revert(ctx, step, signal, doc, suspects, planned, save)
         await edit_issue(ctx.gh, ctx.repo, _number(doc.issue), body=body_with(final))
-    if culprit is not None:
+    if culprit is not None and suspects.trusted:
         await _comment_culprit(ctx, where, name, first, suspects, doc, notes)
     await save(doc)
     action = f"issue #{doc.issue}" + (f", revert #{doc.revert_pr}" if doc.revert_pr else "")
@@ -212,6 +212,8 @@ async def _plan(
     config = ctx.config.main_red
     if culprit is None or not suspects.changes or (config is not None and not config.revert):
         return None
+    if not suspects.trusted:
+        return None  # the notes say why
     return await plan_revert(ctx, step.key, culprit.commit.sha, suspects, branch=where.branch)
 
 
@@ -220,6 +222,8 @@ def _fix_text(planned: Revert | str | None, suspects: Suspects) -> str:
         return text.FIX_REVERT_OPENING
     if isinstance(planned, str):
         return text.FIX_REVERT_FAILED.format(reason=planned)
+    if not suspects.trusted:
+        return text.FIX_UNTRUSTED
     if suspects.ranking.culprit is not None and suspects.changes:
         return text.FIX_REVERT_OFF
     return text.FIX_NO_REVERT_CODE

@@ -35,9 +35,13 @@ from bot.service.scope import RepoScope
 MAX_PATH_QUERIES = 6  # listings by path per search: job files, config, a few source dirs
 NOTE_DIVERGED = (
     "the first red commit {red7} does not descend from the last green {green7} "
-    "(compare says {status}): main's history was rewritten, the range is a guess"
+    "(compare says {status}): main's history was rewritten, so the range is a guess "
+    "and the bot neither comments on a culprit nor proposes a revert"
 )
-NOTE_GONE = "the compare of {green7}...{red7} failed ({status}): a commit is gone"
+NOTE_GONE = (
+    "the compare of {green7}...{red7} failed ({status}): a commit is gone, so no culprit "
+    "can be named"
+)
 NOTE_TRUNCATED = "the range has {total} commits; only the first {shown} were ranked"
 NOTE_PATHS = "only {count} paths were traced to their commits; {skipped} were not"
 
@@ -50,8 +54,9 @@ class Suspects:
     after: RoutedStep | None  # ... and at the first red one
     green_files: Mapping[str, str]  # the generator's files at the last green commit
     notes: tuple[str, ...]
-    compares: int = 1  # GitHub compare calls made (the benchmark counts them)
-    routing_runs: int = 2
+    # False when main's history between the two builds is not a plain line (rewritten,
+    # or a commit gone): the ranking is shown, but nothing is written on its word.
+    trusted: bool = True
 
 
 def _find(steps: Sequence[RoutedStep], key: str) -> RoutedStep | None:
@@ -83,7 +88,7 @@ async def find_suspects(
     job_files = {step.file for step in (before, after) if step is not None}
     known = after or before
     dependencies = known.source_file_dependencies if known is not None else ()
-    commits, notes = await range_commits(
+    commits, notes, trusted = await range_commits(
         ctx,
         green.commit,
         red.commit,
@@ -97,7 +102,7 @@ async def find_suspects(
         source_dependencies=dependencies,
         route_changed=bool(changes),
     )
-    return Suspects(ranking, changes, before, after, green_files, tuple(notes))
+    return Suspects(ranking, changes, before, after, green_files, tuple(notes), trusted)
 
 
 async def range_commits(
@@ -107,7 +112,7 @@ async def range_commits(
     *,
     interesting: set[str],
     dependencies: Sequence[str],
-) -> tuple[list[RangeCommit], list[str]]:
+) -> tuple[list[RangeCommit], list[str], bool]:
     """The commits after ``green`` up to ``red`` (oldest first), each with the paths of
     interest it touched."""
     notes: list[str] = []
@@ -121,12 +126,12 @@ async def range_commits(
         if code not in (404, 422):
             raise
         notes.append(NOTE_GONE.format(green7=green[:7], red7=red[:7], status=code))
-        return [], notes
+        return [], notes, False
     status = str(compare.get("status") or "")
     if status != "ahead":
         notes.append(NOTE_DIVERGED.format(red7=red[:7], green7=green[:7], status=status))
         if status in ("behind", "identical"):
-            return [], notes
+            return [], notes, False
     listed: list[Mapping[str, Any]] = list(compare.get("commits") or [])
     total = int(compare.get("total_commits") or len(listed))
     if total > len(listed):
@@ -154,7 +159,7 @@ async def range_commits(
         )
         for item in listed
     ]
-    return commits, notes
+    return commits, notes, status == "ahead"
 
 
 def _subject(item: Mapping[str, Any]) -> str:

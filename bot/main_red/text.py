@@ -58,6 +58,9 @@ FIX_NO_REVERT_CODE = (
     "The culprit did not change the step's route: the bot proposes no revert (it never "
     "reverts code). Fix forward, or revert by hand."
 )
+FIX_UNTRUSTED = (
+    "No partial revert: main's history between the two builds is not a plain line (see the notes)."
+)
 FIX_REVERT_OPENING = "Partial revert: being opened (this issue is updated with its number)."
 FIX_REVERT_FAILED = "No partial revert: {reason}."
 FIX_REVERT_OFF = "Partial reverts are off (`main_red.revert: false`)."

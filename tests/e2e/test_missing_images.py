@@ -11,12 +11,14 @@ with the registry's table.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot.images.model import ImageCheck
+from bot.images.text import image_table
 from bot.store.kinds import Kind
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness, harness
@@ -168,3 +170,57 @@ async def test_retry_flaky_calls_a_missing_image_image_missing_with_the_table(
     assert f"| `{head}-cpu` | 404 | `cpu-small-1` | `image-build-cpu` |" in sticky
     assert f"| `{head}` | 200 |" in sticky
     assert not [job for job in w.ci.world.jobs.values() if job.retried]  # nothing retried
+
+
+async def nightly_check(tmp_path: Path, registry_url: str, **creds: object) -> ImageCheck:
+    """A nightly build's images checked against ``registry_url`` with ``creds``."""
+    async with harness(
+        tmp_path, repositories=(DOWNSTREAM,), start=False, buildkite=True, **creds
+    ) as env:
+        w = World(env)
+        config = CONFIG + (
+            f"buildkite:\n  organization: vllm\n  pipelines: [{PIPELINE}]\n"
+            f"images:\n  registry_url: {registry_url}\n"
+        )
+        w.downstream(w.upstream(), config=config, files=vllm_ci_files())
+        w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
+        await w.start()
+        commit = w.github.head(DOWNSTREAM)
+        jobs = [*builds_ran(), World.job("misc-1", log=["ok"])]
+        build = w.ci.create_build(
+            PIPELINE, commit=commit, branch="main", jobs=jobs, env={"TORCH_NIGHTLY": "1"}
+        )
+        await w.ci.finish_build(PIPELINE, int(build["number"]))
+        await w.settle()
+        check = await stored_check(env)
+        # Not answered: not kept for the build, so the next event for it asks again.
+        kept = await env.running.services.store.get_state(
+            Kind.IMAGE_CHECK_BUILD, str(build["web_url"])
+        )
+        assert kept is None
+        return check
+
+
+async def test_a_registry_that_is_down_gives_unknown_rows_not_missing_ones(
+    tmp_path: Path,
+) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bound:
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        check = await nightly_check(tmp_path, f"http://127.0.0.1:{port}")
+    [row] = check.rows
+    assert row.exists is None
+    assert row.status.startswith("unreachable: ")
+    assert "did not say whether 1 image exists" in image_table(check)
+
+
+async def test_wrong_credentials_give_401_rows(tmp_path: Path, registry: RegistryServer) -> None:
+    check = await nightly_check(
+        tmp_path / "world",
+        registry.url,
+        registry_username=registry.username,
+        registry_password="wrong",
+    )
+    [row] = check.rows
+    assert row.exists is None
+    assert row.status.startswith("401 ")
