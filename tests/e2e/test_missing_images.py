@@ -172,7 +172,7 @@ async def test_retry_flaky_calls_a_missing_image_image_missing_with_the_table(
     assert not [job for job in w.ci.world.jobs.values() if job.retried]  # nothing retried
 
 
-async def nightly_check(tmp_path: Path, registry_url: str, **creds: object) -> ImageCheck:
+async def nightly_check(tmp_path: Path, registry_url: str, **creds: str) -> ImageCheck:
     """A nightly build's images checked against ``registry_url`` with ``creds``."""
     async with harness(
         tmp_path, repositories=(DOWNSTREAM,), start=False, buildkite=True, **creds
