@@ -172,10 +172,17 @@ async def test_retry_flaky_calls_a_missing_image_image_missing_with_the_table(
     assert not [job for job in w.ci.world.jobs.values() if job.retried]  # nothing retried
 
 
-async def nightly_check(tmp_path: Path, registry_url: str, **creds: str) -> ImageCheck:
-    """A nightly build's images checked against ``registry_url`` with ``creds``."""
+async def nightly_check(
+    tmp_path: Path, registry_url: str, *, username: str | None = None, password: str | None = None
+) -> ImageCheck:
+    """A nightly build's images checked against ``registry_url`` as ``username``."""
     async with harness(
-        tmp_path, repositories=(DOWNSTREAM,), start=False, buildkite=True, **creds
+        tmp_path,
+        repositories=(DOWNSTREAM,),
+        start=False,
+        buildkite=True,
+        registry_username=username,
+        registry_password=password,
     ) as env:
         w = World(env)
         config = CONFIG + (
@@ -218,8 +225,8 @@ async def test_wrong_credentials_give_401_rows(tmp_path: Path, registry: Registr
     check = await nightly_check(
         tmp_path / "world",
         registry.url,
-        registry_username=registry.username,
-        registry_password="wrong",
+        username=registry.username,
+        password="wrong",
     )
     [row] = check.rows
     assert row.exists is None
