@@ -8,7 +8,7 @@ import logging
 
 from gidgethub import routing, sansio
 
-from bot.github.default_branch import default_branch_head
+from bot.github.default_branch import default_branch_name
 from bot.images.check import on_failed_job, on_nightly_build
 from bot.main_red.flow import Where, on_main_build
 from bot.service.build_scope import build_scope
@@ -32,8 +32,7 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     ):
         return
     scope = found.scope
-    main = await default_branch_head(scope.gh, scope.store, scope.repo)
-    if found.branch != main.name:
+    if found.branch != await default_branch_name(scope.gh, scope.store, scope.repo):
         return  # only main's builds are signals
     where = Where(found.org, found.pipeline, found.branch)
     for outcome in await on_main_build(scope, where, found.number):

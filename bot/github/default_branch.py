@@ -26,3 +26,14 @@ async def default_branch_head(
     branch = await changes.default_branch(gh, repo)
     await store.put_state(Kind.REPO, repo.full_name, {"default_branch": branch})
     return await changes.branch_head(gh, repo, branch)
+
+
+async def default_branch_name(gh: GitHubAPI, store: Store, repo: Repo) -> str:
+    """The default branch's name: remembered, so most calls ask GitHub nothing (a rename
+    is learnt the next time a head is read through ``default_branch_head``)."""
+    known = await store.get_state(Kind.REPO, repo.full_name)
+    if known is not None and isinstance(known.get("default_branch"), str):
+        return str(known["default_branch"])
+    branch = await changes.default_branch(gh, repo)
+    await store.put_state(Kind.REPO, repo.full_name, {"default_branch": branch})
+    return branch

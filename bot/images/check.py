@@ -17,11 +17,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.abi.log import clean_log
 from bot.buildkite import job_states
 from bot.config.routing import RoutingConfig
 from bot.github.ci_files import read_inputs
 from bot.images.consumed import ConsumedImage, consumed_images
+from bot.images.logs import job_log_lines
 from bot.images.missing import image_missing_line
 from bot.images.model import ImageCheck, ImageRow
 from bot.registry.client import RegistryClient
@@ -36,7 +36,6 @@ from bot.store.kinds import Kind, repo_key
 
 log = logging.getLogger(__name__)
 
-LOG_TAIL_BYTES = 65536
 PROBLEM_NO_CONFIG = "the generator's config ({path}) is not in {commit7}"
 PROBLEM_NO_REGISTRY = "no registry is configured for the bot (images are not checked)"
 PROBLEM_TABLES = "the routing tables of the repo config are invalid: {reason}"
@@ -189,10 +188,10 @@ async def on_failed_job(found: BuildScope, job: Mapping[str, Any]) -> ImageCheck
     stored = await stored_check(found.scope, str(found.build.get("web_url") or ""))
     if stored is not None:
         return stored
-    tail = await found.scope.buildkite.job_log_tail(
-        found.org, found.pipeline, found.number, str(job["id"]), max_bytes=LOG_TAIL_BYTES
+    lines = await job_log_lines(
+        found.scope, found.org, found.pipeline, found.number, str(job["id"])
     )
-    if image_missing_line(clean_log(tail)) is None:
+    if image_missing_line(lines) is None:
         return None
     build = await found.scope.buildkite.build(found.org, found.pipeline, found.number)
     return await check_build(found.scope, build)

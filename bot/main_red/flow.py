@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+import gidgethub
+
 from bot.github import changes, effects
 from bot.github.issues import edit_issue, open_issue_once
 from bot.images.check import check_build
@@ -165,6 +167,7 @@ async def _broken(
     culprit = suspects.ranking.culprit
     doc.culprit = culprit.commit.sha if culprit is not None else None
     notes = list(suspects.notes)
+    pull = await culprit_pull(ctx, suspects, notes)
     planned = await _plan(ctx, where, step, suspects)
     if isinstance(planned, str):
         doc.revert_note = planned
@@ -191,8 +194,8 @@ async def _broken(
     if isinstance(planned, Revert):
         final = await _revert(ctx, step, signal, doc, suspects, planned, save)
         await edit_issue(ctx.gh, ctx.repo, _number(doc.issue), body=body_with(final))
-    if culprit is not None and suspects.trusted:
-        await _comment_culprit(ctx, where, name, first, suspects, doc, notes)
+    if pull is not None:
+        await _comment_culprit(ctx, where, name, first, suspects, doc, pull)
     await save(doc)
     action = f"issue #{doc.issue}" + (f", revert #{doc.revert_pr}" if doc.revert_pr else "")
     return StepOutcome(name, BROKEN, action)
@@ -293,6 +296,32 @@ async def _issue(
         await edit_issue(ctx.gh, ctx.repo, doc.issue, title=title, body=body)
 
 
+async def culprit_pull(ctx: RepoScope, suspects: Suspects, notes: list[str]) -> int | None:
+    """The PR that merged the culprit, checked: the number in a subject is only a claim
+    (it may name an issue, or another repository's PR)."""
+    culprit = suspects.ranking.culprit
+    if culprit is None or not suspects.trusted:
+        return None
+    sha7 = text.short(culprit.commit.sha)
+    number = culprit.commit.pull_number
+    if number is None:
+        notes.append(text.NOTE_NO_PULL.format(commit7=sha7))
+        return None
+    try:
+        pull = await ctx.gh.getitem(
+            "/repos/{owner}/{repo}/pulls/{number}", url_vars=ctx.repo.vars(number=str(number))
+        )
+    except gidgethub.BadRequest as exc:
+        if int(exc.status_code) != 404:
+            raise
+        notes.append(text.NOTE_NOT_A_PULL.format(commit7=sha7, number=number))
+        return None
+    if pull.get("merge_commit_sha") != culprit.commit.sha:
+        notes.append(text.NOTE_NOT_A_PULL.format(commit7=sha7, number=number))
+        return None
+    return number
+
+
 async def _comment_culprit(
     ctx: RepoScope,
     where: Where,
@@ -300,15 +329,9 @@ async def _comment_culprit(
     first: StepRun,
     suspects: Suspects,
     doc: SignalDoc,
-    notes: list[str],
+    pull: int,
 ) -> None:
-    culprit = suspects.ranking.culprit
-    assert culprit is not None
     assert doc.issue is not None
-    pull = culprit.commit.pull_number
-    if pull is None:
-        notes.append(text.NOTE_NO_PULL.format(commit7=text.short(culprit.commit.sha)))
-        return
     body = text.COMMENT_CULPRIT.format(
         step=name,
         confidence=suspects.ranking.confidence.value,

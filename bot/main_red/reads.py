@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.abi.log import clean_log
 from bot.buildkite.errors import BuildkiteError
+from bot.images.logs import job_log_lines
 from bot.main_red.signals import RunEvidence, StepRun
 from bot.retry.classify import (
     DEFAULT_INFRA_PATTERNS,
@@ -23,7 +23,6 @@ from bot.retry.signature import signature_from_lines
 from bot.service.scope import RepoScope
 
 FINISHED = ("passed", "failed")
-LOG_TAIL_BYTES = 65536
 # Verdicts that say the run tells nothing about the code: not a signal of breakage.
 _NOT_THE_CODE = frozenset({FailureClass.INFRA, FailureClass.KNOWN_FLAKY})
 
@@ -53,19 +52,12 @@ async def main_builds(
 
 async def log_lines(ctx: RepoScope, org: str, pipeline: str, run: StepRun) -> list[str] | None:
     """The cleaned tail of a run's first failed attempt; None when it cannot be read."""
-    key = ("main-red-log", run.job_id)
-    if key not in ctx.cache:
-        try:
-            tail = await ctx.buildkite.job_log_tail(
-                org, pipeline, run.build_number, run.job_id, max_bytes=LOG_TAIL_BYTES
-            )
-        except BuildkiteError:
-            # Refused (a log deleted or never kept): no verdict on this run. A 5xx or a
-            # lost connection is transient instead, and the delivery is tried again.
-            return None
-        ctx.cache[key] = clean_log(tail)
-    lines = ctx.cache[key]
-    return list(lines) if isinstance(lines, list) else None
+    try:
+        return await job_log_lines(ctx, org, pipeline, run.build_number, run.job_id)
+    except BuildkiteError:
+        # Refused (a log deleted or never kept): no verdict on this run. A 5xx or a
+        # lost connection is transient instead, and the delivery is tried again.
+        return None
 
 
 def judge_run(

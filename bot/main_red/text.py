@@ -95,6 +95,10 @@ NOTE_REVERT_GONE = "the step is no longer in `{file}` on {head7}"
 NOTE_REVERT_NOT_ROUTE = "reverting its keys would not give the step its last green route back"
 NOTE_REVERT_MOVES_OTHERS = "reverting its keys would also re-route {keys}"
 NOTE_REVERT_HUMAN = "someone else pushed to `{branch}`; the bot leaves that branch alone"
+NOTE_NOT_A_PULL = (
+    "the culprit {commit7} names #{number}, which is not the pull request that merged it, "
+    "so no comment was posted there"
+)
 NOTE_NO_PULL = "the culprit {commit7} names no pull request, so no comment was posted on one"
 
 

@@ -7,7 +7,7 @@ the command is how a maintainer asks before the bot has decided, or after.
 
 from __future__ import annotations
 
-from bot.github.default_branch import default_branch_head
+from bot.github.default_branch import default_branch_name
 from bot.main_red import text
 from bot.main_red.reads import evidence_of, main_builds, signatures_of
 from bot.main_red.signals import (
@@ -36,7 +36,7 @@ async def why_red(scope: RepoScope, step: str) -> str:
     """The reply: one section per pipeline (and shard) that ran ``step`` on main."""
     buildkite = scope.config.buildkite
     assert buildkite is not None  # the command checked it
-    branch = (await default_branch_head(scope.gh, scope.store, scope.repo)).name
+    branch = await default_branch_name(scope.gh, scope.store, scope.repo)
     sections = []
     for pipeline in _pipelines(scope):
         builds = await main_builds(scope, buildkite.organization, pipeline, branch, newest=0)
