@@ -42,8 +42,8 @@ def render_main(section: MainSection, *, when: str) -> list[str]:
             RED_ROW.format(
                 step=neutralise.inline(row.step),
                 since=row.since if row.since is not None else NOT_YET,
-                issue=f"#{row.issue}" if row.issue else NOT_YET,
-                revert=f"#{row.revert_pr}" if row.revert_pr else NOT_YET,
+                issue=f"#{row.issue}" if row.issue is not None else NOT_YET,
+                revert=f"#{row.revert_pr}" if row.revert_pr is not None else NOT_YET,
             )
             for row in section.red
         ]
@@ -83,4 +83,4 @@ def red_rows(docs: Sequence[tuple[str, dict[str, object]]]) -> tuple[RedRow, ...
 
 
 def _int(value: object) -> int | None:
-    return value if isinstance(value, int) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -82,12 +82,18 @@ def test_main_red_and_retry_without_buildkite_are_both_refused() -> None:
 def test_a_watched_pipeline_not_in_buildkite_is_refused() -> None:
     text = BUILDKITE + "main_red:\n  pipelines: [ci, nightly, ci-full]\n"
     assert problems_of(text) == [
-        at(3, 19, "main_red.pipelines[1]", msg.MSG_MAIN_RED_UNKNOWN_PIPELINE.format(
-            pipeline="nightly"
-        )),
-        at(3, 28, "main_red.pipelines[2]", msg.MSG_MAIN_RED_UNKNOWN_PIPELINE.format(
-            pipeline="ci-full"
-        )),
+        at(
+            3,
+            19,
+            "main_red.pipelines[1]",
+            msg.MSG_MAIN_RED_UNKNOWN_PIPELINE.format(pipeline="nightly"),
+        ),
+        at(
+            3,
+            28,
+            "main_red.pipelines[2]",
+            msg.MSG_MAIN_RED_UNKNOWN_PIPELINE.format(pipeline="ci-full"),
+        ),
     ]
     assert msg.MSG_MAIN_RED_UNKNOWN_PIPELINE.format(pipeline="nightly") == (
         "'nightly' is not in buildkite.pipelines"

@@ -10,12 +10,32 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 IMAGE = f"registry.example/repo:{SHA}"
 
 THERE = ImageRow(IMAGE, SHA, "200", True, ("gpu-one", "gpu-two"), "image-build")
-GONE = ImageRow(f"{IMAGE}-torch-nightly-cpu", f"{SHA}-torch-nightly-cpu", "404", False,
-                ("cpu-one",), "image-build-cpu")
-STABLE = ImageRow(f"{IMAGE}-cpu", f"{SHA}-cpu", "200", True, (), "image-build-cpu",
-                  counterpart_of=f"{SHA}-torch-nightly-cpu")
-STABLE_GONE = ImageRow(f"{IMAGE}-arm64", f"{SHA}-arm64", "404", False, (), None,
-                       counterpart_of=f"{SHA}-torch-nightly-arm64")
+GONE = ImageRow(
+    f"{IMAGE}-torch-nightly-cpu",
+    f"{SHA}-torch-nightly-cpu",
+    "404",
+    False,
+    ("cpu-one",),
+    "image-build-cpu",
+)
+STABLE = ImageRow(
+    f"{IMAGE}-cpu",
+    f"{SHA}-cpu",
+    "200",
+    True,
+    (),
+    "image-build-cpu",
+    counterpart_of=f"{SHA}-torch-nightly-cpu",
+)
+STABLE_GONE = ImageRow(
+    f"{IMAGE}-arm64",
+    f"{SHA}-arm64",
+    "404",
+    False,
+    (),
+    None,
+    counterpart_of=f"{SHA}-torch-nightly-arm64",
+)
 UNKNOWN = ImageRow(f"{IMAGE}-arm64", f"{SHA}-arm64", "429 rate limited", None, ("arm",), None)
 
 CHECK = ImageCheck(

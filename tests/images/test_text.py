@@ -52,8 +52,9 @@ def table(*rows: ImageRow) -> str:
 
 CUDA = image("", "200", True, "gpu-one", "gpu-two", producer="image-build")
 NIGHTLY_CPU = image("-torch-nightly-cpu", "404", False, "cpu-one", producer="image-build-cpu")
-STABLE_CPU = image("-cpu", "200", True, producer="image-build-cpu",
-                   counterpart_of=f"{SHA}-torch-nightly-cpu")
+STABLE_CPU = image(
+    "-cpu", "200", True, producer="image-build-cpu", counterpart_of=f"{SHA}-torch-nightly-cpu"
+)
 
 
 # --- rows -------------------------------------------------------------------------
@@ -130,8 +131,9 @@ def test_one_image_missing_while_its_stable_tag_was_pushed() -> None:
 
 def test_missing_images_without_a_counterpart_found() -> None:
     gone_cuda = image("-torch-nightly", "404", False, "gpu-one", producer="image-build")
-    stable_gone = image("-cpu", "404", False, producer="image-build-cpu",
-                        counterpart_of=f"{SHA}-torch-nightly-cpu")
+    stable_gone = image(
+        "-cpu", "404", False, producer="image-build-cpu", counterpart_of=f"{SHA}-torch-nightly-cpu"
+    )
     rows = (gone_cuda, NIGHTLY_CPU, stable_gone)
     assert image_table(check(*rows)) == (
         SUMMARY_MISSING.format(count=2, s="s", build="#4242", are="are", them="them")

@@ -183,7 +183,10 @@ def test_signal_table_with_last_green_and_build_links() -> None:
         [
             SIGNAL_HEAD,
             SIGNAL_ROW.format(
-                build="#102", commit7="ccccccc", state="failed", signature=signature,
+                build="#102",
+                commit7="ccccccc",
+                state="failed",
+                signature=signature,
                 route=red_route,
             ),
             SIGNAL_ROW.format(
@@ -232,7 +235,8 @@ def test_culprit_section_with_culprit_route_changes_and_candidates() -> None:
         [
             CULPRIT_HEAD,
             CULPRIT_LINE.format(
-                confidence="high", why="the only commit that changed the step's route",
+                confidence="high",
+                why="the only commit that changed the step's route",
                 commit=culprit,
             ),
             ROUTE_CHANGE_HEAD
