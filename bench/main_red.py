@@ -18,6 +18,7 @@ import asyncio
 import collections
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.main_red import suspects as suspects_module
@@ -72,7 +73,18 @@ def snapshot(env: Harness) -> tuple[int, int]:
     return len(env.sandbox.requests), len(env.buildkite.requests)
 
 
-async def one_build(w: World, state: str) -> dict[str, object]:
+@dataclass(frozen=True)
+class Cost:
+    seconds: float
+    buildkite: int
+    buildkite_builds: int
+    github_reads: int
+    github_writes: int
+    compares: int
+    by_path: int
+
+
+async def one_build(w: World, state: str) -> Cost:
     env = w.env
     gh_before, bk_before = snapshot(env)
     started = time.perf_counter()
@@ -83,24 +95,25 @@ async def one_build(w: World, state: str) -> dict[str, object]:
     assert env.buildkite is not None
     bk = env.buildkite.requests[bk_before:]
     ops = collections.Counter(r.operation_id for r in gh)
-    return {
-        "seconds": seconds,
-        "buildkite": len(bk),
-        "buildkite_builds": sum(1 for r in bk if r.path.endswith("/builds")),
-        "github_reads": sum(1 for r in gh if r.method not in WRITES),
-        "github_writes": sum(
+    return Cost(
+        seconds=seconds,
+        buildkite=len(bk),
+        buildkite_builds=sum(1 for r in bk if r.path.endswith("/builds")),
+        github_reads=sum(1 for r in gh if r.method not in WRITES),
+        github_writes=sum(
             1
             for r in gh
             if r.method in WRITES and r.operation_id != "apps/create-installation-access-token"
         ),
-        "compares": ops["repos/compare-commits"],
-        "by_path": ops["repos/list-commits"],
-    }
+        compares=ops["repos/compare-commits"],
+        by_path=ops["repos/list-commits"],
+    )
 
 
 async def run(commits: int) -> None:
     counter = RouteCounter()
-    suspects_module.route = counter  # type: ignore[assignment]
+    # The culprit search's own calls of the model (not the revert's proof).
+    setattr(suspects_module, "route", counter)  # noqa: B010
     with tempfile.TemporaryDirectory() as folder:
         async with harness(
             Path(folder), repositories=(DOWNSTREAM,), start=False, buildkite=True
@@ -131,21 +144,34 @@ async def run(commits: int) -> None:
             rows["red again (unchanged)"] = await one_build(w, "failed")
             rows["green again"] = await one_build(w, "passed")
     print(f"{commits} commits between the last green and the first red build")
-    print(
-        "| build | Buildkite requests (build listings) | GitHub reads | GitHub writes | compares | commit listings by path | seconds |"
-    )
-    print("|---|---|---|---|---|---|---|")
+    columns = [
+        "build",
+        "Buildkite requests (build listings)",
+        "GitHub reads",
+        "GitHub writes",
+        "compares",
+        "commit listings by path",
+        "seconds",
+    ]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
     for name, row in rows.items():
-        print(
-            f"| {name} | {row['buildkite']} ({row['buildkite_builds']}) | {row['github_reads']} "
-            f"| {row['github_writes']} | {row['compares']} | {row['by_path']} | {row['seconds']:.2f} |"
-        )
-    broken = rows["red twice: broken, follow-ups"]
+        cells = [
+            name,
+            f"{row.buildkite} ({row.buildkite_builds})",
+            str(row.github_reads),
+            str(row.github_writes),
+            str(row.compares),
+            str(row.by_path),
+            f"{row.seconds:.2f}",
+        ]
+        print("| " + " | ".join(cells) + " |")
+    search = rows["red twice: broken, follow-ups"]
     naive = 1 + commits  # one compare and one commit read per commit of the range
-    searched = int(broken["compares"]) + int(broken["by_path"])  # type: ignore[call-overload]
+    searched = search.compares + search.by_path
     print(
-        f"\nculprit search: {search_runs} routing-model runs, {broken['compares']} compare, "
-        f"{broken['by_path']} commit listings by path = {searched} GitHub requests for the "
+        f"\nculprit search: {search_runs} routing-model runs, {search.compares} compare, "
+        f"{search.by_path} commit listings by path = {searched} GitHub requests for the "
         f"range, against {naive} reading each commit ({naive / searched:.1f}x fewer)"
     )
 
