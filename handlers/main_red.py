@@ -13,6 +13,7 @@ from bot.images.check import on_failed_job, on_nightly_build
 from bot.main_red.flow import Where, on_main_build
 from bot.service.build_scope import build_scope
 from bot.service.dispatch import handler_id
+from bot.service.payload import field
 from bot.service.services import Services
 from bot.service.sources import BUILD_FINISHED, JOB_FINISHED
 
@@ -62,10 +63,13 @@ async def on_nightly_finished(event: sansio.Event, services: Services) -> None:
 @router.register(JOB_FINISHED)
 @handler_id("images.job-failed")
 async def on_job_finished(event: sansio.Event, services: Services) -> None:
+    job = field(event.data, "job", dict)
     found = await build_scope(services, event.data)
-    job = event.data.get("job")
-    if found is None or not isinstance(job, dict):
+    if found is None:
         return
+    scope = found.scope
+    if found.branch != await default_branch_name(scope.gh, scope.store, scope.repo):
+        return  # a PR's missing image is proved when retry-flaky or landing asks
     check = await on_failed_job(found, job)
     if check is not None:
         log.info(

@@ -12,7 +12,7 @@ from bot.images.text import image_table
 
 HEADING_MAIN = "## Main"
 RED_HEADER = "| step | red since | issue | partial revert |\n|---|---|---|---|"
-RED_ROW = "| `{step}` | build #{since} | {issue} | {revert} |"
+RED_ROW = "| `{step}` | {since} | {issue} | {revert} |"
 ALL_GREEN = "No step is broken on main."
 HEADING_IMAGES = "### Images of the last checked build"
 IMAGES_INTRO = "Build #{build} ({branch} at `{commit7}`{lane}), checked {when}:"
@@ -41,7 +41,7 @@ def render_main(section: MainSection, *, when: str) -> list[str]:
         rows = [
             RED_ROW.format(
                 step=neutralise.inline(row.step),
-                since=row.since if row.since is not None else NOT_YET,
+                since=f"build #{row.since}" if row.since is not None else NOT_YET,
                 issue=f"#{row.issue}" if row.issue is not None else NOT_YET,
                 revert=f"#{row.revert_pr}" if row.revert_pr is not None else NOT_YET,
             )

@@ -21,6 +21,7 @@ import handlers.bump
 import handlers.commands
 import handlers.dashboard
 import handlers.landing
+import handlers.main_red
 import handlers.routing
 from bot.service.app import DEFAULT_ROUTERS
 from bot.service.errors import PermanentError
@@ -105,6 +106,17 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "pipeline": {"slug": "ci", "repository": "https://github.com/someone/else.git"},
     },
     "job.finished": {"event": "job.finished", "job": {"id": "0190-job", "state": "passed"}},
+    # A job.finished as Buildkite sends it: the job with its build and pipeline.
+    "job.finished+build": {
+        "event": "job.finished",
+        "job": {"id": "0190-job", "state": "failed"},
+        "build": {
+            "url": "https://api.buildkite.com/v2/organizations/vllm/pipelines/ci/builds/7",
+            "branch": "main",
+            "number": 7,
+        },
+        "pipeline": {"slug": "ci", "repository": "https://github.com/someone/else.git"},
+    },
     "reconcile": {"repository": {"full_name": UNSERVED}},
     # a tag push: read whole, then nothing to do
     "push": {
@@ -278,6 +290,27 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
             ({"build.url": 7}, wrong("build.url", INTEGER, STRING)),
             ({"build.branch": None}, missing("build.branch")),
             ({"pipeline": None}, missing("pipeline.repository")),
+        ],
+    ),
+    handlers.main_red.on_build_finished: (
+        "build.finished",
+        [
+            *BUILD_CASES,
+            ({"build": None}, missing("build.url")),
+            ({"build.url": 7}, wrong("build.url", INTEGER, STRING)),
+            ({"build.branch": None}, missing("build.branch")),
+        ],
+    ),
+    handlers.main_red.on_nightly_finished: (
+        "build.finished",
+        [*BUILD_CASES, ({"build.url": None}, missing("build.url"))],
+    ),
+    handlers.main_red.on_job_finished: (
+        "job.finished+build",
+        [
+            *BUILD_CASES,
+            ({"build": None}, missing("build.url")),
+            ({"job": "x"}, wrong("job", STRING, OBJECT)),
         ],
     ),
     handlers.allowlist.on_reconcile: ("reconcile", REPOSITORY_CASES),

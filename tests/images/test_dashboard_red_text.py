@@ -58,15 +58,15 @@ def test_red_rows_with_and_without_issue_and_revert() -> None:
         + "\n"
         + "\n".join(
             [
-                RED_ROW.format(step="ci/kernels", since=101, issue="#55", revert="#56"),
+                RED_ROW.format(step="ci/kernels", since="build #101", issue="#55", revert="#56"),
                 RED_ROW.format(
                     step="ci/@\u2060octo\\|x", since=NOT_YET, issue=NOT_YET, revert=NOT_YET
                 ),
-                RED_ROW.format(step="ci/zero", since=0, issue=NOT_YET, revert=NOT_YET),
+                RED_ROW.format(step="ci/zero", since="build #0", issue="#0", revert="#0"),
             ]
         ),
     ]
-    assert RED_ROW.format(step="ci/kernels", since=101, issue="#55", revert="#56") == (
+    assert RED_ROW.format(step="ci/kernels", since="build #101", issue="#55", revert="#56") == (
         "| `ci/kernels` | build #101 | #55 | #56 |"
     )
 
