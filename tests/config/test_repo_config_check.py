@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from bot.config import messages as msg
-from bot.config.check import SUMMARY_ROUTING, check_config, summarize
+from bot.config.check import SUMMARY_MAIN_RED, SUMMARY_ROUTING, check_config, summarize
 from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config
 from tests.config.test_repo_config_routing import SWEEP
 
@@ -133,3 +133,10 @@ def test_directory_exits_2(tmp_path: Path) -> None:
 def test_routing_and_migrations_are_summarized_with_the_permission_they_need() -> None:
     summary = summarize(parse_repo_config(SWEEP))
     assert summary.endswith(f"; {SUMMARY_ROUTING}; 1 migration (l4-eks)")
+
+
+def test_main_red_is_summarized_with_the_permission_it_needs() -> None:
+    config = "buildkite:\n  organization: vllm\n  pipelines: [ci]\nmain_red:\n  revert: false\n"
+    summary = summarize(parse_repo_config(config))
+    assert summary.endswith(f"; {SUMMARY_MAIN_RED}")
+    assert "Issues: write" in SUMMARY_MAIN_RED
