@@ -105,7 +105,7 @@ async def _one_step(
             return await _green_again(ctx, where, name, newest, doc)
     streak = red_streak(runs)
     doc = await signal_state.load(ctx, where.pipeline, name)
-    if doc.state == BROKEN and doc.since == streak[-1].build_number and _finished(ctx, doc):
+    if doc.state == BROKEN and doc.since == streak[-1].build_number and doc.complete:
         return StepOutcome(name, BROKEN, "unchanged")
     evidence, classes = await evidence_of(
         ctx, where.org, where.pipeline, step.key, runs_to_read(runs)
@@ -121,11 +121,6 @@ async def _one_step(
             build = builds.get(red.build_number) if red is not None else None
             images = image_table(await check_build(ctx, build)) if build else None
         return await _broken(ctx, where, step, signal, doc, signatures_of(evidence), images)
-
-
-def _finished(ctx: RepoScope, doc: SignalDoc) -> bool:
-    """Every follow-up of the episode is written (or known not to be wanted)."""
-    return doc.issue is not None and doc.revert_intent is None
 
 
 async def _record(
@@ -156,7 +151,7 @@ async def _broken(
     assert green is not None  # judged broken
     if doc.since != first.build_number:  # a new episode: nothing of the last one applies
         doc = SignalDoc(extra=doc.extra, since=first.build_number)
-    doc.state, doc.reason, doc.closed = BROKEN, signal.reason, False
+    doc.state, doc.reason, doc.closed, doc.complete = BROKEN, signal.reason, False, False
     doc.last_green = green.build_number
     await signal_state.save(ctx, where.pipeline, name, doc)
 
@@ -196,6 +191,7 @@ async def _broken(
         await edit_issue(ctx.gh, ctx.repo, _number(doc.issue), body=body_with(final))
     if pull is not None:
         await _comment_culprit(ctx, where, name, first, suspects, doc, pull)
+    doc.complete = True
     await save(doc)
     action = f"issue #{doc.issue}" + (f", revert #{doc.revert_pr}" if doc.revert_pr else "")
     return StepOutcome(name, BROKEN, action)

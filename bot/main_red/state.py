@@ -29,6 +29,9 @@ class SignalDoc(StateDoc):
     # Write-ahead record of the revert commit being pushed: {sha, base, digest}.
     revert_intent: dict[str, Any] | None = None
     revert_note: str | None = None  # why there is no revert PR
+    # Every follow-up of the episode written: set last, so a run killed half-way (an issue
+    # but no revert yet) is finished by the next one instead of taken for done.
+    complete: bool = False
     closed: bool = False  # the episode ended (green again) and its follow-ups closed
     checked_build: int | None = None  # the newest build judged
 

@@ -45,6 +45,16 @@ from tests.e2e.test_landing import (
     merges,
     seed_landing,
 )
+from tests.e2e.test_main_red import (
+    AUDIT_FAILURE,
+    audit,
+    finish_main_build,
+    merge_migration,
+    others,
+    revert_pulls,
+    seed_incident_a,
+)
+from tests.e2e.test_main_red import issues as red_issues
 from tests.e2e.test_pin_commands import bot_replies
 from tests.e2e.test_retry_flaky import INFRA, NEW, pr_build, retried, seed_pr, sticky
 
@@ -362,3 +372,33 @@ async def test_killed_after_asking_for_re_approval(env: Harness, served: Serve) 
     assert "approve" in comment["body"]
     assert current(env, number)["auto_merge"] is None
     assert current(env, number)["merged"] is False
+
+
+RED_ON_MAIN_WRITES = [
+    "git/create-commit",
+    "git/create-ref",
+    "pulls/create",
+    "issues/create",
+    "issues/update",
+    "issues/create-comment",
+]
+
+
+@pytest.mark.parametrize("operation", RED_ON_MAIN_WRITES)
+async def test_killed_between_red_on_main_writes_rolls_forward(
+    ci_env: Harness, served: Serve, operation: str
+) -> None:
+    env = ci_env
+    w = seed_incident_a(env)
+    bot = served(env)
+    await bot.run(lambda: finish_main_build(w, [audit("passed"), *others()]))
+    culprit_pr, _culprit = await bot.run(lambda: merge_migration(w))
+    red = [audit("failed", *AUDIT_FAILURE), *others()]
+    await bot.run(lambda: finish_main_build(w, red))
+    await bot.crash_on(github(operation), lambda: finish_main_build(w, red))
+
+    [issue] = red_issues(env)
+    [revert] = revert_pulls(env)
+    assert f"#{revert['number']}" in issue["body"]
+    assert len(w.comments({"number": culprit_pr})) == 1
+    assert env.sandbox.violations == []

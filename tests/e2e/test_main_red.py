@@ -116,16 +116,26 @@ def changed_lines(old: str, new: str) -> list[str]:
     ]
 
 
-async def incident_a(env: Harness) -> tuple[World, int, str]:
-    """The world up to the migration merged; returns it, the culprit PR and its sha."""
+def seed_incident_a(env: Harness) -> World:
+    """vLLM's tree before the migration, the bot's config, the pipeline and its author."""
     w = World(env)
-    pinned = w.upstream()
-    files = green_tree()
-    w.downstream(pinned, config=RED_CONFIG, files=files)
+    w.downstream(w.upstream(), config=RED_CONFIG, files=green_tree())
     w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     w.person("alice", "write")
-    await w.start()
-    await main_build(w, [audit("passed"), *others()])
+    return w
+
+
+async def finish_main_build(w: World, jobs: Sequence[JobSpec]) -> int:
+    """A finished build of main's head, its webhooks delivered (nothing awaited)."""
+    build = w.ci.create_build(PIPELINE, commit=w.github.head(DOWNSTREAM), branch="main", jobs=jobs)
+    await w.ci.finish_build(PIPELINE, int(build["number"]))
+    return int(build["number"])
+
+
+async def merge_migration(w: World) -> tuple[int, str]:
+    """An unrelated commit, the migration PR merged, another unrelated commit; returns
+    the culprit PR and its squash commit."""
+    files = green_tree()
     w.github.commit(DOWNSTREAM, {"docs/usage.md": "# usage\n"}, "Document usage (#24490)")
     w.github.commit(DOWNSTREAM, migrated(files), "Route CPU-only steps", branch="cpu-queues")
     pull = w.github.open_pull(
@@ -133,8 +143,18 @@ async def incident_a(env: Harness) -> tuple[World, int, str]:
     )
     culprit = w.github.merge_pull(DOWNSTREAM, int(pull["number"]))
     w.github.commit(DOWNSTREAM, {"vllm/engine.py": "# engine\n"}, "Speed up the engine (#24510)")
+    await w.github.flush()
+    return int(pull["number"]), culprit
+
+
+async def incident_a(env: Harness) -> tuple[World, int, str]:
+    """The world up to the migration merged; returns it, the culprit PR and its sha."""
+    w = seed_incident_a(env)
+    await w.start()
+    await main_build(w, [audit("passed"), *others()])
+    pull, culprit = await merge_migration(w)
     await w.settle()
-    return w, int(pull["number"]), culprit
+    return w, pull, culprit
 
 
 async def test_incident_a_issue_comment_and_the_two_line_partial_revert(ci_env: Harness) -> None:
