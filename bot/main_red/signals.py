@@ -149,6 +149,8 @@ def _build_runs(number: int, build: Mapping[str, Any]) -> dict[StepId, StepRun]:
             continue
         if job.get("state") != job_states.PASSED and not job_states.ran_and_failed(job):
             continue  # never ran, or not finished: says nothing about the step
+        if job.get("soft_failed"):
+            continue  # a soft failure does not fail main's build: no hard failure
         shard = job.get("parallel_group_index")
         step = StepId(key, shard if isinstance(shard, int) else None)
         attempts.setdefault(step, []).append(job)

@@ -56,6 +56,7 @@ async def world(tmp_path: Path, registry: RegistryServer) -> AsyncIterator[World
         config = CONFIG + (
             f"buildkite:\n  organization: vllm\n  pipelines: [{PIPELINE}]\n"
             f"images:\n  registry_url: {registry.url}\n"
+            "landing:\n  labels_on_approval: [ready]\n"
         )
         w.downstream(w.upstream(), config=config, files=vllm_ci_files())
         w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
@@ -231,3 +232,32 @@ async def test_wrong_credentials_give_401_rows(tmp_path: Path, registry: Registr
     [row] = check.rows
     assert row.exists is None
     assert row.status.startswith("401 ")
+
+
+async def test_landing_stops_on_a_missing_image_with_the_table(
+    world: World, registry: RegistryServer
+) -> None:
+    w = world
+    maintainer = w.person("maintainer", "maintain")
+    await w.merge_upstream("csrc/a.cu", "// a\n", "Upstream change (#171)")
+    await w.settle()
+    [pull] = w.bump_pulls()
+    await w.approve(pull, by=maintainer)
+    await w.settle()
+    head = str(w.pull(int(pull["number"]))["head"]["sha"])
+    await registry.push_image(PREMERGE_REPOSITORY, head)
+    jobs = [
+        World.job("image-build"),
+        World.job("misc-1", log=["ok"]),
+        World.job(
+            "cpu-small-1", state="failed", log=pull_failed(PREMERGE_REPOSITORY, f"{head}-cpu")
+        ),
+    ]
+    await w.build(pull, jobs)
+    await w.settle()
+
+    [stopped] = [c for c in w.comments(pull) if c.startswith("Landing stopped")]
+    assert "image-missing" in stopped
+    assert f"| `{head}-cpu` | 404 | `cpu-small-1` | `image-build-cpu` |" in stopped
+    assert not [job for job in w.ci.world.jobs.values() if job.retried]  # nothing retried
+    assert w.pull(int(pull["number"]))["state"] == "open"

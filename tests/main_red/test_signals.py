@@ -166,6 +166,18 @@ def test_attempts_that_never_ran_are_ignored_and_a_skipped_build_has_no_run() ->
     assert red_streak(runs) == runs  # the skipped build 2 neither breaks nor ends it
 
 
+def test_a_soft_failure_is_no_run_of_the_step() -> None:
+    # `soft_fail: true` steps fail without failing main's build: never a red signal.
+    builds = [
+        build(3, job("s", "failed", id="soft3", soft_failed=True)),
+        build(2, job("s", "failed", id="soft2", soft_failed=True)),
+        build(1, job("s", "passed", id="green")),
+    ]
+    runs = timelines(builds)[StepId("s")]
+    assert [(r.build_number, r.passed) for r in runs] == [(1, True)]
+    assert red_streak(runs) == ()
+
+
 def test_jobs_without_a_step_key_or_not_scripts_are_not_steps() -> None:
     listed = build(
         1,
