@@ -10,7 +10,7 @@ from gidgethub import routing, sansio
 
 from bot.github.default_branch import default_branch_name
 from bot.images.check import on_failed_job, on_nightly_build
-from bot.main_red.flow import Where, on_main_build
+from bot.main_red.flow import main_build_finished
 from bot.service.build_scope import build_scope
 from bot.service.dispatch import handler_id
 from bot.service.payload import field
@@ -25,25 +25,11 @@ router = routing.Router()
 @handler_id("main-red.build-finished")
 async def on_build_finished(event: sansio.Event, services: Services) -> None:
     found = await build_scope(services, event.data)
-    config = found.scope.config.main_red if found is not None else None
-    if (
-        found is None
-        or config is None
-        or (config.pipelines and found.pipeline not in config.pipelines)
-    ):
+    if found is None or found.scope.config.main_red is None:
         return
-    scope = found.scope
-    if found.branch != await default_branch_name(scope.gh, scope.store, scope.repo):
-        return  # only main's builds are signals
-    where = Where(found.org, found.pipeline, found.branch)
-    for outcome in await on_main_build(scope, where, found.number):
-        log.info(
-            "%s: %s on main: %s (%s)",
-            scope.repo.full_name,
-            outcome.step,
-            outcome.state,
-            outcome.action,
-        )
+    for outcome in await main_build_finished(found):
+        name = found.scope.repo.full_name
+        log.info("%s: %s on main: %s (%s)", name, outcome.step, outcome.state, outcome.action)
 
 
 @router.register(BUILD_FINISHED)

@@ -27,6 +27,9 @@ class MainRedConfig(_Section):
     steps: tuple[Glob, ...] = DEFAULT_WATCHED_STEPS  # step keys watched (fnmatch globs)
     history_builds: SmallCount = DEFAULT_MAIN_HISTORY_BUILDS  # finished main builds read
     revert: bool = True  # propose the partial revert when the culprit re-routed the step
+    # Retry the first red job once before calling the step broken (never more than once):
+    # a failure that passes on retry was flaky after all.
+    confirm: bool = False
     labels: tuple[Label, ...] = ()  # put on the red-on-main issue
 
 

@@ -22,7 +22,10 @@ from typing import Any
 
 import gidgethub
 
+from bot.buildkite import job_states
+from bot.buildkite.errors import JobNotRetryable
 from bot.github import changes, effects
+from bot.github.default_branch import default_branch_name
 from bot.github.issues import edit_issue, open_issue_once
 from bot.images.check import check_build
 from bot.images.text import image_table
@@ -44,12 +47,14 @@ from bot.main_red.signals import (
 from bot.main_red.state import SignalDoc
 from bot.main_red.suspects import Suspects, find_suspects
 from bot.retry.classify import FailureClass
+from bot.service.build_scope import BuildScope
 from bot.service.scope import RepoScope
 from bot.store.kinds import signal_key
 
 log = logging.getLogger(__name__)
 
 BROKEN = SignalState.BROKEN.value
+CONFIRMING = "confirming: the first red job retried once"
 GREEN = SignalState.GREEN.value
 
 
@@ -72,9 +77,27 @@ def watched(ctx: RepoScope, key: str) -> bool:
     return any(fnmatchcase(key, glob) for glob in globs)
 
 
-async def on_main_build(ctx: RepoScope, where: Where, number: int) -> list[StepOutcome]:
+async def main_build_finished(found: BuildScope) -> list[StepOutcome]:
+    """A build of a configured pipeline finished: judged when it is a watched pipeline's
+    build of the default branch (other builds are no signal of main)."""
+    scope = found.scope
+    config = scope.config.main_red
+    if config is None or (config.pipelines and found.pipeline not in config.pipelines):
+        return []
+    if found.branch != await default_branch_name(scope.gh, scope.store, scope.repo):
+        return []
+    where = Where(found.org, found.pipeline, found.branch)
+    finished_at = str(found.build.get("finished_at") or "")
+    return await on_main_build(scope, where, found.number, finished_at=finished_at)
+
+
+async def on_main_build(
+    ctx: RepoScope, where: Where, number: int, *, finished_at: str = ""
+) -> list[StepOutcome]:
     """Every watched step of ``where``'s main builds, after build ``number`` finished."""
-    builds = await main_builds(ctx, where.org, where.pipeline, where.branch, newest=number)
+    builds = await main_builds(
+        ctx, where.org, where.pipeline, where.branch, newest=number, finished_at=finished_at
+    )
     by_number = {int(b.get("number") or 0): b for b in builds}
     outcomes = []
     for step, runs in sorted(timelines(builds).items(), key=lambda item: str(item[0])):
@@ -115,12 +138,59 @@ async def _one_step(
         doc = await signal_state.load(ctx, where.pipeline, name)
         if signal.state is not SignalState.BROKEN:
             return await _record(ctx, where, name, signal, doc)
+        if not await confirmed(ctx, where, signal, builds, doc):
+            await signal_state.save(ctx, where.pipeline, name, doc)
+            return StepOutcome(name, signal.state.value, CONFIRMING)
         images = None
         if FailureClass.IMAGE_MISSING in classes.values():
             red = first_red(signal)
             build = builds.get(red.build_number) if red is not None else None
             images = image_table(await check_build(ctx, build)) if build else None
         return await _broken(ctx, where, step, signal, doc, signatures_of(evidence), images)
+
+
+async def confirmed(
+    ctx: RepoScope,
+    where: Where,
+    signal: StepSignal,
+    builds: Mapping[int, Mapping[str, Any]],
+    doc: SignalDoc,
+) -> bool:
+    """With ``main_red.confirm``: the first red job retried once (never more), and its
+    retry finished failing. A retry that passed is seen by the judgement itself (the run
+    passed on retry: not broken), so only "failed again" or "cannot retry" get here."""
+    config = ctx.config.main_red
+    first = first_red(signal)
+    if config is None or not config.confirm or first is None:
+        return True
+    state = doc.extra.get("confirm") or {}
+    if state.get("build") == first.build_number and state.get("done"):
+        return True
+    jobs = list((builds.get(first.build_number) or {}).get("jobs") or ())
+    original: Mapping[str, Any] = next(
+        (job for job in jobs if str(job.get("id")) == first.job_id), {}
+    )
+    retry_id = original.get("retried_in_job_id") or state.get("retry")
+    if not retry_id:
+        try:
+            new = await ctx.buildkite.retry_job(
+                where.org, where.pipeline, first.build_number, first.job_id
+            )
+        except JobNotRetryable as exc:
+            doc.extra["confirm"] = {"build": first.build_number, "done": True, "note": exc.message}
+            return True
+        # Recorded once Buildkite confirmed it: a rerun sees the retry (here or on the
+        # original job's ``retried_in_job_id``) and never retries again.
+        doc.extra["confirm"] = {"build": first.build_number, "retry": str(new["id"])}
+        return False
+    retried = next((job for job in jobs if str(job.get("id")) == str(retry_id)), None)
+    if retried is None or not (
+        retried.get("state") == job_states.PASSED or job_states.ran_and_failed(retried)
+    ):
+        doc.extra["confirm"] = {"build": first.build_number, "retry": str(retry_id)}
+        return False  # still running: its build finishing again brings it here
+    doc.extra["confirm"] = {"build": first.build_number, "retry": str(retry_id), "done": True}
+    return True
 
 
 async def _record(

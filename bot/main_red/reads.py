@@ -28,13 +28,17 @@ _NOT_THE_CODE = frozenset({FailureClass.INFRA, FailureClass.KNOWN_FLAKY})
 
 
 async def main_builds(
-    ctx: RepoScope, org: str, pipeline: str, branch: str, *, newest: int
+    ctx: RepoScope, org: str, pipeline: str, branch: str, *, newest: int, finished_at: str = ""
 ) -> list[dict[str, Any]]:
-    """The finished builds of ``branch``, newest first: read once for build ``newest``
-    (a redelivery, or a second handler of the same build, reuses the listing)."""
+    """The finished builds of ``branch``, newest first: one listing per finished build.
+
+    A redelivery of the same ``build.finished`` reuses the listing; an old build that
+    finished again (one of its jobs was retried) has another ``finished_at`` and is read
+    anew, so the retried job's outcome is seen.
+    """
     key = ("main-red-builds", org, pipeline, branch)
     found = ctx.cache.get(key)
-    if found is not None and found[0] >= newest:
+    if found is not None and _fresh(found[1], newest, finished_at):
         return list(found[1])
     count = ctx.config.main_red.history_builds if ctx.config.main_red else 30
     listed = await ctx.buildkite.builds(
@@ -45,9 +49,16 @@ async def main_builds(
         per_page=max(1, min(count, 100)),
         include_retried_jobs=True,
     )
-    numbers = [int(build.get("number") or 0) for build in listed]
-    ctx.cache[key] = (max(numbers, default=0), listed)
+    ctx.cache[key] = (newest, listed)
     return list(listed)
+
+
+def _fresh(listed: Sequence[Mapping[str, Any]], number: int, finished_at: str) -> bool:
+    """Whether a listing already shows build ``number`` as it finished (0: any listing)."""
+    if number == 0:
+        return True
+    build = next((b for b in listed if b.get("number") == number), None)
+    return build is not None and (not finished_at or build.get("finished_at") == finished_at)
 
 
 async def log_lines(ctx: RepoScope, org: str, pipeline: str, run: StepRun) -> list[str] | None:

@@ -247,3 +247,57 @@ async def test_why_red_prints_the_table_and_ranking_on_demand(ci_env: Harness) -
     assert "no step `no-such-step` in the last 30 main builds of `ci`" in unknown
     assert refused.startswith("@bob I did not run")
     assert issues(ci_env) == []  # asking writes nothing else
+
+
+async def confirming_world(env: Harness) -> tuple[World, int]:
+    """Incident A with `main_red.confirm: true`; returns the world and the culprit PR."""
+    w = World(env)
+    config = RED_CONFIG.replace("main_red:\n", "main_red:\n  confirm: true\n")
+    w.downstream(w.upstream(), config=config, files=green_tree())
+    w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
+    w.person("alice", "write")
+    await w.start()
+    await main_build(w, [audit("passed"), *others()])
+    pull, _culprit = await merge_migration(w)
+    await w.settle()
+    return w, pull
+
+
+async def test_confirm_retries_the_first_red_job_once_then_follows_up(ci_env: Harness) -> None:
+    w, _pull = await confirming_world(ci_env)
+    first = await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    # The retry the bot will ask for fails the same way, once it is told to run.
+    first_job = next(j for j in w.ci.build(PIPELINE, first)["jobs"] if j["step_key"] == AUDIT_KEY)
+    w.ci.set_retry_outcome(
+        first_job["id"],
+        state="failed",
+        exit_status=1,
+        log="\n".join(AUDIT_FAILURE),
+        after="on_demand",
+    )
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    assert issues(ci_env) == []  # confirming: not called broken yet
+    retries = [r for r in w.ci.requests if r.path.endswith("/retry")]
+    assert len(retries) == 1
+
+    [retry] = [j for j in w.ci.build(PIPELINE, first)["jobs"] if j.get("retries_count") == 1]
+    await w.ci.complete_job(retry["id"])  # build #first finishes again
+    await w.settle()
+
+    [issue] = issues(ci_env)
+    assert issue["title"] == f"`{AUDIT_KEY}` red on main since build #{first}"
+    assert len([r for r in w.ci.requests if r.path.endswith("/retry")]) == 1  # never more
+    assert len(revert_pulls(ci_env)) == 1
+
+
+async def test_confirm_a_first_red_job_that_passes_on_retry_is_flaky(ci_env: Harness) -> None:
+    w, _pull = await confirming_world(ci_env)
+    first = await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    first_job = next(j for j in w.ci.build(PIPELINE, first)["jobs"] if j["step_key"] == AUDIT_KEY)
+    w.ci.set_retry_outcome(first_job["id"], state="passed", exit_status=0, log="ok")
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    await w.settle()
+
+    assert issues(ci_env) == []
+    assert revert_pulls(ci_env) == []
+    assert len([r for r in w.ci.requests if r.path.endswith("/retry")]) == 1
