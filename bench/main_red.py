@@ -25,7 +25,13 @@ from bot.main_red import suspects as suspects_module
 from bot.routing import model
 from sandbox.harness import Harness, harness
 from sandbox.scenario import World
-from sandbox.vllm_ci_tree import AUDIT_FILE, AUDIT_KEY, TEST_AREAS, vllm_ci_files
+from sandbox.vllm_ci_tree import (
+    AUDIT_FILE,
+    AUDIT_KEY,
+    TEST_AREAS,
+    before_incident_a,
+    vllm_ci_files,
+)
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
 
 CONFIG_TEXT = CONFIG + (
@@ -47,16 +53,6 @@ class RouteCounter:
     def __call__(self, *args: object, **kwargs: object) -> model.Routes:
         self.runs += 1
         return self._real(*args, **kwargs)  # type: ignore[arg-type]
-
-
-def green_tree() -> dict[str, str]:
-    files = vllm_ci_files(incident_a=True)
-    files[AUDIT_FILE] = (
-        files[AUDIT_FILE]
-        .replace("    device: cpu-small\n", "", 1)
-        .replace("      - image-build-cpu\n", "      - image-build\n", 1)
-    )
-    return files
 
 
 def jobs(audit_state: str) -> list[object]:
@@ -119,7 +115,7 @@ async def run(commits: int) -> None:
             Path(folder), repositories=(DOWNSTREAM,), start=False, buildkite=True
         ) as env:
             w = World(env)
-            files = green_tree()
+            files = before_incident_a()
             w.downstream(w.upstream(), config=CONFIG_TEXT, files=files)
             w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
             await w.start()

@@ -236,3 +236,16 @@ def vllm_ci_files(*, swept: bool = False, incident_a: bool = False) -> dict[str,
         **_gpu_files(swept),
         **_other_files(incident_a),
     }
+
+
+def before_incident_a() -> dict[str, str]:
+    """The tree as it was before incident A's migration: the audit step on the CUDA build
+    with ``depends_on: [image-build]`` written on the step itself, so the migration's
+    change of it (and the partial revert's) is a line changed, as in the real fix."""
+    files = vllm_ci_files(incident_a=True)
+    files[AUDIT_FILE] = (
+        files[AUDIT_FILE]
+        .replace("    device: cpu-small\n", "", 1)
+        .replace("      - image-build-cpu\n", "      - image-build\n", 1)
+    )
+    return files

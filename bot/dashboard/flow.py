@@ -53,6 +53,7 @@ from bot.dashboard.text import (
     utc_day,
 )
 from bot.github.changes import Repo
+from bot.github.issues import find_issue
 from bot.images.model import ImageCheck
 from bot.pins.state import Outcome, PinState
 from bot.store.kinds import Kind, migration_key
@@ -379,18 +380,4 @@ async def _find(gh: GitHubAPI, repo: Repo, bot_login: str) -> dict[str, Any] | N
     Only when the store lost it: closed ones count too, so losing the store never
     turns a human's "close" into a second dashboard.
     """
-    found: dict[str, Any] | None = None
-    async for issue in gh.getiter(
-        "/repos/{owner}/{repo}/issues{?creator,state,per_page}",
-        url_vars=repo.vars(creator=bot_login, state="all", per_page="100"),
-    ):
-        # The issues list also holds pull requests; the author and the marker are
-        # checked here too (not the title, which a human may edit).
-        if (
-            "pull_request" not in issue
-            and (issue.get("user") or {}).get("login") == bot_login
-            and MARKER in str(issue.get("body") or "")
-            and (found is None or int(issue["number"]) < int(found["number"]))
-        ):
-            found = issue
-    return found
+    return await find_issue(gh, repo, MARKER, bot_login=bot_login)

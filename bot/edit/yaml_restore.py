@@ -292,15 +292,9 @@ def _insertion(side: _Side, blocks: dict[str, str], newline: str) -> _Edit:
 
 def _check(edited: str, expected: object, where: str) -> None:
     """Refuse unless ``edited`` reads exactly as ``expected`` (types included)."""
-    try:
-        again = yaml_steps._typed(yaml.safe_load(edited))
-    except yaml.YAMLError as exc:
-        problem = " ".join(str(exc).split())
-    else:
-        if again == expected:
-            return
-        problem = REASON_OTHER_DATA
-    raise StepRestoreError(MSG_NOT_READ_BACK.format(where=where, problem=problem))
+    problem = yaml_steps.read_back_problem(edited, expected, differs=REASON_OTHER_DATA)
+    if problem is not None:
+        raise StepRestoreError(MSG_NOT_READ_BACK.format(where=where, problem=problem))
 
 
 __all__ = ["ROUTE_KEYS", "StepRestoreError", "restore_step_keys", "restored_diff"]

@@ -352,17 +352,22 @@ def _insertion(text: str, step: _Step, new: Mapping[str, str], newline: str) -> 
     return line_end + 1, line_end + 1, "".join(indent + line + newline for line in lines)
 
 
-def _check(edited: str, expected: object, where: str) -> None:
-    """Refuse unless ``edited`` reads exactly as ``expected`` (types included)."""
+def read_back_problem(
+    edited: str, expected: object, *, differs: str = REASON_OTHER_DATA
+) -> str | None:
+    """Why ``edited`` does not read exactly as ``expected`` (types included): YAML's own
+    complaint, or ``differs``; None if it does. The last guard of every splicing editor."""
     try:
         again = _typed(yaml.safe_load(edited))
     except yaml.YAMLError as exc:
-        problem = " ".join(str(exc).split())
-    else:
-        if again == expected:
-            return
-        problem = REASON_OTHER_DATA
-    raise StepEditError(MSG_NOT_READ_BACK.format(where=where, problem=problem))
+        return " ".join(str(exc).split())
+    return None if again == expected else differs
+
+
+def _check(edited: str, expected: object, where: str) -> None:
+    problem = read_back_problem(edited, expected)
+    if problem is not None:
+        raise StepEditError(MSG_NOT_READ_BACK.format(where=where, problem=problem))
 
 
 # --- shared ----------------------------------------------------------------------

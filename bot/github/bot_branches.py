@@ -97,6 +97,16 @@ async def open_pull(
         return number
 
 
+def resumable(intent: Mapping[str, Any] | None, *, digest: str, base: str) -> str | None:
+    """The commit an unfinished run recorded (write-ahead, before the branch moved) for
+    these very edits on this very base; None when there is none to finish."""
+    found = intent or {}
+    sha = found.get("sha")
+    if found.get("digest") == digest and found.get("base") == base and isinstance(sha, str):
+        return sha
+    return None
+
+
 def commit_trailers(message: str) -> dict[str, str]:
     """The ``Key: value`` trailers of the last paragraph of a commit message."""
     trailers = {}

@@ -133,19 +133,16 @@ async def propose(
         return RevertOutcome(int(open_pr["number"]), None)
     if open_pr is not None and not await _ours(ctx, revert, doc, open_pr):
         return RevertOutcome(None, text.NOTE_REVERT_HUMAN.format(branch=branch))
-    intent = doc.revert_intent or {}
-    resumed = (
-        intent.get("digest") == revert.digest
-        and intent.get("base") == revert.base.sha
-        and isinstance(intent.get("sha"), str)
-    )
-    if not resumed:
+    resumed = bot_branches.resumable(doc.revert_intent, digest=revert.digest, base=revert.base.sha)
+    if resumed is None:
         sha = await _commit(ctx, revert)
         # Recorded before the branch moves: a rerun finishes with this very commit.
         doc.revert_intent = {"sha": sha, "base": revert.base.sha, "digest": revert.digest}
         await save(doc)
     sha = str((doc.revert_intent or {})["sha"])
-    await bot_branches.move_branch(ctx.gh, ctx.repo, branch, sha, open_pr, resumed=resumed)
+    await bot_branches.move_branch(
+        ctx.gh, ctx.repo, branch, sha, open_pr, resumed=resumed is not None
+    )
     if open_pr is not None:
         number = int(open_pr["number"])
         await changes.update_pull(ctx.gh, ctx.repo, number, title=title, body=body)

@@ -122,19 +122,16 @@ async def push_sweep(
 ) -> str:
     """Put the sweep commit on the branch (built now, or the one an unfinished run
     recorded) and return its sha."""
-    intent = state.intent or {}
-    resumed = (
-        intent.get("digest") == sweep.digest
-        and intent.get("base") == sweep.base.sha
-        and isinstance(intent.get("sha"), str)
-    )
-    if not resumed:
+    resumed = bot_branches.resumable(state.intent, digest=sweep.digest, base=sweep.base.sha)
+    if resumed is None:
         sha = await _build_commit(ctx, sweep)
         # Recorded before the ref moves: a rerun finishes with this very commit.
         state.intent = {"sha": sha, "base": sweep.base.sha, "digest": sweep.digest}
         await save(ctx, sweep, state)
     sha = str((state.intent or {})["sha"])
-    await bot_branches.move_branch(ctx.gh, ctx.repo, sweep.branch, sha, open_pr, resumed=resumed)
+    await bot_branches.move_branch(
+        ctx.gh, ctx.repo, sweep.branch, sha, open_pr, resumed=resumed is not None
+    )
     return sha
 
 

@@ -21,7 +21,13 @@ from bot.store.kinds import Kind, signal_key
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness
 from sandbox.scenario import World
-from sandbox.vllm_ci_tree import AUDIT_FILE, AUDIT_KEY, TEST_AREAS, vllm_ci_files
+from sandbox.vllm_ci_tree import (
+    AUDIT_FILE,
+    AUDIT_KEY,
+    TEST_AREAS,
+    before_incident_a,
+    vllm_ci_files,
+)
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
 
 CPU_FILE = f"{TEST_AREAS}/cpu.yaml"
@@ -44,17 +50,6 @@ AUDIT_FAILURE = (
 )
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
 NOT_FOLLOW_UPS = {"apps/create-installation-access-token", "checks/create", "checks/update"}
-
-
-def green_tree() -> dict[str, str]:
-    """vLLM's tree before the migration: the audit on the CUDA build, said explicitly."""
-    files = vllm_ci_files(incident_a=True)
-    files[AUDIT_FILE] = (
-        files[AUDIT_FILE]
-        .replace("    device: cpu-small\n", "", 1)
-        .replace("      - image-build-cpu\n", "      - image-build\n", 1)
-    )
-    return files
 
 
 def migrated(files: dict[str, str]) -> dict[str, str]:
@@ -119,7 +114,7 @@ def changed_lines(old: str, new: str) -> list[str]:
 def seed_incident_a(env: Harness) -> World:
     """vLLM's tree before the migration, the bot's config, the pipeline and its author."""
     w = World(env)
-    w.downstream(w.upstream(), config=RED_CONFIG, files=green_tree())
+    w.downstream(w.upstream(), config=RED_CONFIG, files=before_incident_a())
     w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     w.person("alice", "write")
     return w
@@ -135,7 +130,7 @@ async def finish_main_build(w: World, jobs: Sequence[JobSpec]) -> int:
 async def merge_migration(w: World) -> tuple[int, str]:
     """An unrelated commit, the migration PR merged, another unrelated commit; returns
     the culprit PR and its squash commit."""
-    files = green_tree()
+    files = before_incident_a()
     w.github.commit(DOWNSTREAM, {"docs/usage.md": "# usage\n"}, "Document usage (#24490)")
     w.github.commit(DOWNSTREAM, migrated(files), "Route CPU-only steps", branch="cpu-queues")
     pull = w.github.open_pull(
@@ -253,7 +248,7 @@ async def confirming_world(env: Harness) -> tuple[World, int]:
     """Incident A with `main_red.confirm: true`; returns the world and the culprit PR."""
     w = World(env)
     config = RED_CONFIG.replace("main_red:\n", "main_red:\n  confirm: true\n")
-    w.downstream(w.upstream(), config=config, files=green_tree())
+    w.downstream(w.upstream(), config=config, files=before_incident_a())
     w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     w.person("alice", "write")
     await w.start()
