@@ -365,12 +365,8 @@ def read_back_problem(
 
 
 def _check(edited: str, expected: object, where: str) -> None:
-    problem = read_back_problem(edited, expected)
-    if problem is not None:
+    if (problem := read_back_problem(edited, expected)) is not None:
         raise StepEditError(MSG_NOT_READ_BACK.format(where=where, problem=problem))
-
-
-# --- shared ----------------------------------------------------------------------
 
 
 def _typed(value: object) -> Any:

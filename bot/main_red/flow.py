@@ -20,17 +20,14 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-import gidgethub
-
-from bot.buildkite import job_states
-from bot.buildkite.errors import JobNotRetryable
-from bot.github import changes, effects
 from bot.github.default_branch import default_branch_name
-from bot.github.issues import edit_issue, open_issue_once
+from bot.github.issues import edit_issue
 from bot.images.check import check_build
 from bot.images.text import image_table
 from bot.main_red import state as signal_state
 from bot.main_red import text
+from bot.main_red.confirm import CONFIRMING, confirmed
+from bot.main_red.follow_ups import close_episode, comment_culprit, culprit_pull, write_issue
 from bot.main_red.reads import evidence_of, main_builds, signatures_of
 from bot.main_red.revert_pr import Revert, plan_revert, propose
 from bot.main_red.signals import (
@@ -54,7 +51,6 @@ from bot.store.kinds import signal_key
 log = logging.getLogger(__name__)
 
 BROKEN = SignalState.BROKEN.value
-CONFIRMING = "confirming: the first red job retried once"
 GREEN = SignalState.GREEN.value
 
 
@@ -125,7 +121,11 @@ async def _one_step(
         if doc.state == GREEN or (doc.closed and doc.state == GREEN):
             return None
         async with ctx.locks.hold(key):
-            return await _green_again(ctx, where, name, newest, doc)
+            await close_episode(ctx, where.pipeline, name, newest, doc)
+            doc.state, doc.reason, doc.closed = GREEN, "", True
+            doc.last_green = newest.build_number
+            await signal_state.save(ctx, where.pipeline, name, doc)
+            return StepOutcome(name, GREEN, "closed")
     streak = red_streak(runs)
     doc = await signal_state.load(ctx, where.pipeline, name)
     if doc.state == BROKEN and doc.since == streak[-1].build_number and doc.complete:
@@ -138,7 +138,7 @@ async def _one_step(
         doc = await signal_state.load(ctx, where.pipeline, name)
         if signal.state is not SignalState.BROKEN:
             return await _record(ctx, where, name, signal, doc)
-        if not await confirmed(ctx, where, signal, builds, doc):
+        if not await confirmed(ctx, where.org, where.pipeline, signal, builds, doc):
             await signal_state.save(ctx, where.pipeline, name, doc)
             return StepOutcome(name, signal.state.value, CONFIRMING)
         images = None
@@ -147,50 +147,6 @@ async def _one_step(
             build = builds.get(red.build_number) if red is not None else None
             images = image_table(await check_build(ctx, build)) if build else None
         return await _broken(ctx, where, step, signal, doc, signatures_of(evidence), images)
-
-
-async def confirmed(
-    ctx: RepoScope,
-    where: Where,
-    signal: StepSignal,
-    builds: Mapping[int, Mapping[str, Any]],
-    doc: SignalDoc,
-) -> bool:
-    """With ``main_red.confirm``: the first red job retried once (never more), and its
-    retry finished failing. A retry that passed is seen by the judgement itself (the run
-    passed on retry: not broken), so only "failed again" or "cannot retry" get here."""
-    config = ctx.config.main_red
-    first = first_red(signal)
-    if config is None or not config.confirm or first is None:
-        return True
-    state = doc.extra.get("confirm") or {}
-    if state.get("build") == first.build_number and state.get("done"):
-        return True
-    jobs = list((builds.get(first.build_number) or {}).get("jobs") or ())
-    original: Mapping[str, Any] = next(
-        (job for job in jobs if str(job.get("id")) == first.job_id), {}
-    )
-    retry_id = original.get("retried_in_job_id") or state.get("retry")
-    if not retry_id:
-        try:
-            new = await ctx.buildkite.retry_job(
-                where.org, where.pipeline, first.build_number, first.job_id
-            )
-        except JobNotRetryable as exc:
-            doc.extra["confirm"] = {"build": first.build_number, "done": True, "note": exc.message}
-            return True
-        # Recorded once Buildkite confirmed it: a rerun sees the retry (here or on the
-        # original job's ``retried_in_job_id``) and never retries again.
-        doc.extra["confirm"] = {"build": first.build_number, "retry": str(new["id"])}
-        return False
-    retried = next((job for job in jobs if str(job.get("id")) == str(retry_id)), None)
-    if retried is None or not (
-        retried.get("state") == job_states.PASSED or job_states.ran_and_failed(retried)
-    ):
-        doc.extra["confirm"] = {"build": first.build_number, "retry": str(retry_id)}
-        return False  # still running: its build finishing again brings it here
-    doc.extra["confirm"] = {"build": first.build_number, "retry": str(retry_id), "done": True}
-    return True
 
 
 async def _record(
@@ -255,12 +211,12 @@ async def _broken(
         )
 
     title = text.issue_title(name, first)
-    await _issue(ctx, where, name, first, doc, title, body_with(fix), save)
+    await write_issue(ctx, where.pipeline, name, first, doc, title, body_with(fix), save)
     if isinstance(planned, Revert):
         final = await _revert(ctx, step, signal, doc, suspects, planned, save)
         await edit_issue(ctx.gh, ctx.repo, _number(doc.issue), body=body_with(final))
     if pull is not None:
-        await _comment_culprit(ctx, where, name, first, suspects, doc, pull)
+        await comment_culprit(ctx, where.pipeline, name, first, suspects, doc, pull)
     doc.complete = True
     await save(doc)
     action = f"issue #{doc.issue}" + (f", revert #{doc.revert_pr}" if doc.revert_pr else "")
@@ -328,119 +284,3 @@ async def _revert(
         doc.revert_note = outcome.note
         return text.FIX_REVERT_FAILED.format(reason=outcome.note)
     return text.fix_revert(outcome.pr, planned.keys, green.commit)
-
-
-async def _issue(
-    ctx: RepoScope,
-    where: Where,
-    name: str,
-    first: StepRun,
-    doc: SignalDoc,
-    title: str,
-    body: str,
-    save: Callable[[SignalDoc], Awaitable[None]],
-) -> None:
-    marker = text.MARKER_ISSUE.format(pipeline=where.pipeline, step=name, since=first.build_number)
-    labels = ctx.config.main_red.labels if ctx.config.main_red else ()
-    if doc.issue is None:
-        look_first = bool(doc.extra.get("issue_pending"))
-        doc.extra["issue_pending"] = True  # recorded first: a rerun looks before creating
-        await save(doc)
-        doc.issue = await open_issue_once(
-            ctx.gh,
-            ctx.repo,
-            title=title,
-            body=body,
-            marker=marker,
-            labels=labels,
-            bot_login=ctx.bot_login,
-            look_first=look_first,
-        )
-        doc.extra.pop("issue_pending", None)
-        await save(doc)
-    else:
-        await edit_issue(ctx.gh, ctx.repo, doc.issue, title=title, body=body)
-
-
-async def culprit_pull(ctx: RepoScope, suspects: Suspects, notes: list[str]) -> int | None:
-    """The PR that merged the culprit, checked: the number in a subject is only a claim
-    (it may name an issue, or another repository's PR)."""
-    culprit = suspects.ranking.culprit
-    if culprit is None or not suspects.trusted:
-        return None
-    sha7 = text.short(culprit.commit.sha)
-    number = culprit.commit.pull_number
-    if number is None:
-        notes.append(text.NOTE_NO_PULL.format(commit7=sha7))
-        return None
-    try:
-        pull = await ctx.gh.getitem(
-            "/repos/{owner}/{repo}/pulls/{number}", url_vars=ctx.repo.vars(number=str(number))
-        )
-    except gidgethub.BadRequest as exc:
-        if int(exc.status_code) != 404:
-            raise
-        notes.append(text.NOTE_NOT_A_PULL.format(commit7=sha7, number=number))
-        return None
-    if pull.get("merge_commit_sha") != culprit.commit.sha:
-        notes.append(text.NOTE_NOT_A_PULL.format(commit7=sha7, number=number))
-        return None
-    return number
-
-
-async def _comment_culprit(
-    ctx: RepoScope,
-    where: Where,
-    name: str,
-    first: StepRun,
-    suspects: Suspects,
-    doc: SignalDoc,
-    pull: int,
-) -> None:
-    assert doc.issue is not None
-    body = text.COMMENT_CULPRIT.format(
-        step=name,
-        confidence=suspects.ranking.confidence.value,
-        why=suspects.ranking.why,
-        first=f"#{first.build_number}",
-        issue=doc.issue,
-    )
-    marker = text.MARKER_CULPRIT.format(pipeline=where.pipeline, step=name)
-    await effects.post_once(ctx.gh, ctx.store, ctx.repo, pull, body, marker)
-    doc.comment_posted = True
-
-
-async def _green_again(
-    ctx: RepoScope, where: Where, name: str, run: StepRun, doc: SignalDoc
-) -> StepOutcome:
-    if doc.state == BROKEN and not doc.closed:
-        since = doc.since or 0
-        if doc.issue is not None:
-            body = text.COMMENT_GREEN.format(
-                step=name, build=f"#{run.build_number}", commit7=text.short(run.commit)
-            )
-            marker = text.MARKER_GREEN.format(pipeline=where.pipeline, step=name, since=since)
-            await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.issue, body, marker)
-            await edit_issue(ctx.gh, ctx.repo, doc.issue, state="closed")
-        if doc.revert_pr is not None:
-            await _close_revert(ctx, name, run, doc, since)
-    doc.state, doc.reason, doc.closed = GREEN, "", True
-    doc.last_green = run.build_number
-    await signal_state.save(ctx, where.pipeline, name, doc)
-    return StepOutcome(name, GREEN, "closed")
-
-
-async def _close_revert(
-    ctx: RepoScope, name: str, run: StepRun, doc: SignalDoc, since: int
-) -> None:
-    assert doc.revert_pr is not None
-    pull = await ctx.gh.getitem(
-        "/repos/{owner}/{repo}/pulls/{number}",
-        url_vars=ctx.repo.vars(number=str(doc.revert_pr)),
-    )
-    if pull.get("state") != "open":
-        return  # merged (that is how it went green) or closed by someone
-    body = text.COMMENT_REVERT_DONE.format(step=name, build=f"#{run.build_number}")
-    marker = text.MARKER_REVERT_DONE.format(step=name, since=since)
-    await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.revert_pr, body, marker)
-    await changes.update_pull(ctx.gh, ctx.repo, doc.revert_pr, state="closed")
