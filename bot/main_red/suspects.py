@@ -42,6 +42,10 @@ NOTE_GONE = (
     "the compare of {green7}...{red7} failed ({status}): a commit is gone, so no culprit "
     "can be named"
 )
+NOTE_TREE_GONE = (
+    "the tree of {green7} or {red7} cannot be read from GitHub (the commit is gone): "
+    "no culprit can be named"
+)
 NOTE_TRUNCATED = "the range has {total} commits; only the first {shown} were ranked"
 NOTE_PATHS = "only {count} paths were traced to their commits; {skipped} were not"
 
@@ -68,8 +72,21 @@ async def find_suspects(
 ) -> Suspects:
     routing = ctx.config.routing or RoutingConfig()
     tables = tables_of(routing)
-    green_files = await read_inputs(ctx.gh, ctx.repo, green.commit, routing.ci_config, ctx.cache)
-    red_files = await read_inputs(ctx.gh, ctx.repo, red.commit, routing.ci_config, ctx.cache)
+    try:
+        green_files = await read_inputs(
+            ctx.gh, ctx.repo, green.commit, routing.ci_config, ctx.cache
+        )
+        red_files = await read_inputs(ctx.gh, ctx.repo, red.commit, routing.ci_config, ctx.cache)
+    except gidgethub.BadRequest as exc:
+        if int(exc.status_code) not in (404, 409, 422):
+            raise
+        # A commit Buildkite built is gone from GitHub (main was force-pushed and the
+        # commit collected): nothing can be compared, and nothing is written on a guess.
+        note = NOTE_TREE_GONE.format(green7=green.commit[:7], red7=red.commit[:7])
+        empty = rank(
+            [], job_files=(), routing_files=(), source_dependencies=(), route_changed=False
+        )
+        return Suspects(empty, (), None, None, {}, (note,), trusted=False)
     before_routes = await ctx.blocking.run(
         route,
         green_files,

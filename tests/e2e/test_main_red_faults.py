@@ -145,3 +145,18 @@ async def test_a_step_renamed_between_builds_is_no_signal(ci_env: Harness) -> No
 def test_the_notes_name_what_they_guard() -> None:
     assert "neither comments on a culprit nor proposes a revert" in suspects_module.NOTE_DIVERGED
     assert AUDIT_KEY in REVERT_BRANCH
+
+
+async def test_a_last_green_commit_gone_from_github_names_no_culprit(ci_env: Harness) -> None:
+    w, culprit_pr, _culprit = await incident_a(ci_env)
+    gone = "0123456789abcdef0123456789abcdef01234567"  # built once, then force-pushed away
+    await w.build(None, [audit("passed"), *others()], commit=gone, branch="main")
+    await w.settle()
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+
+    [issue] = issues(ci_env)
+    assert "cannot be read from GitHub" in issue["body"]
+    assert "No single culprit" in issue["body"]
+    assert revert_pulls(ci_env) == []
+    assert w.comments({"number": culprit_pr}) == []
