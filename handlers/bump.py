@@ -47,6 +47,7 @@ async def _sync(
         select=select,
         refresh=refresh,
         bot_login=services.settings.bot_login,
+        cache=services.cache,
     )
 
 

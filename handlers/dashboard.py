@@ -27,7 +27,7 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
         return
     gh = await services.github.repo_client(repo.full_name)
     # A broken config is exactly what the dashboard must show, so it renders anyway.
-    config = await load_config(gh, services.store, services.blocking, repo)
+    config = await load_config(gh, services.store, services.blocking, repo, cache=services.cache)
     broken = await services.store.get_state(Kind.CONFIG, repo.full_name)
     if config is None and broken is None:
         return  # no .github/followup-bot.yml: the repository has not opted in

@@ -71,7 +71,7 @@ class AllowlistFile:
 
     async def commit(self, head: BranchHead, text: str, message: str) -> BranchHead:
         """A commit on ``head`` with the file replaced by ``text``."""
-        entries = await changes.create_blobs(
+        entries = await changes.tree_entries(
             self.gh, self.repo, [FileEdit(self.config.file, text.encode("utf-8"))]
         )
         return await changes.commit_tree(

@@ -133,18 +133,25 @@ async def read_file(gh: GitHubAPI, repo: Repo, path: str, ref: str | None) -> by
     return base64.b64decode(data["content"])
 
 
-async def create_blobs(
+async def tree_entries(
     gh: GitHubAPI, repo: Repo, edits: Sequence[FileEdit]
 ) -> list[dict[str, str]]:
-    """Upload each edit as a blob (concurrently); returns the tree entries."""
+    """The tree entries of ``edits``: a text file's content goes inline in the tree (GitHub
+    writes its blob; one request fewer per commit), anything else is uploaded as a blob
+    first (concurrently)."""
 
     async def one(edit: FileEdit) -> dict[str, str]:
+        entry = {"path": edit.path, "mode": FILE_MODE, "type": "blob"}
+        try:
+            return {**entry, "content": edit.content.decode("utf-8")}
+        except UnicodeDecodeError:
+            pass  # bytes the JSON text of a tree cannot carry: a blob of its own
         blob = await gh.post(
             "/repos/{owner}/{repo}/git/blobs",
             url_vars=repo.vars(),
             data={"content": base64.b64encode(edit.content).decode(), "encoding": "base64"},
         )
-        return {"path": edit.path, "mode": FILE_MODE, "type": "blob", "sha": blob["sha"]}
+        return {**entry, "sha": blob["sha"]}
 
     return list(await asyncio.gather(*(one(edit) for edit in edits)))
 

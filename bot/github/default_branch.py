@@ -7,14 +7,29 @@ from gidgethub.abc import GitHubAPI
 
 from bot.github import changes
 from bot.github.changes import BranchHead, Repo
+from bot.service.delivery_memo import forget, memoized
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
+
+MEMO_KIND = "default-branch-head"
 
 
 async def default_branch_head(
     gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool = False
 ) -> BranchHead:
-    """The default branch's head; the branch name is remembered between deliveries."""
+    """The default branch's head; the branch name is remembered between deliveries, the
+    head read once per delivery (``refresh`` re-learns the name too, once)."""
+    key = (MEMO_KIND, repo.full_name, refresh)
+    return await memoized(key, lambda: _read_head(gh, store, repo, refresh=refresh))
+
+
+def forget_head(repo: Repo) -> None:
+    """The default branch just moved (the bot merged into it): read it again."""
+    for refresh in (False, True):
+        forget((MEMO_KIND, repo.full_name, refresh))
+
+
+async def _read_head(gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool) -> BranchHead:
     known = None if refresh else await store.get_state(Kind.REPO, repo.full_name)
     if known is not None:
         try:

@@ -22,6 +22,7 @@ import gidgethub
 from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient
 from bot.github import effects
+from bot.github.default_branch import forget_head
 from bot.landing import text as landing_text
 from bot.landing.checks import head_builds, is_blocked, not_green, note_blocked_steps
 from bot.landing.rules import (
@@ -156,6 +157,7 @@ async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) ->
 
     try:
         await effects.look_after_failure(merge, merged)
+        forget_head(ctx.repo)  # main moved: later reads of this delivery see the merge
     except gidgethub.BadRequest as exc:
         status = int(exc.status_code)
         if status == MERGE_NOT_ALLOWED:

@@ -163,7 +163,7 @@ async def _ours(ctx: RepoScope, revert: Revert, doc: SignalDoc, open_pr: Mapping
 
 
 async def _commit(ctx: RepoScope, revert: Revert) -> str:
-    entries = await changes.create_blobs(
+    entries = await changes.tree_entries(
         ctx.gh, ctx.repo, [FileEdit(revert.path, revert.new_text.encode())]
     )
     message = text.revert_commit_message(revert.step, revert.culprit, revert.keys, revert.digest)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from gidgethub.abc import GitHubAPI
@@ -82,6 +82,7 @@ async def sync_repo(
     select: PinSelector = lambda _pin: True,
     refresh: bool = False,
     bot_login: str = DEFAULT_BOT_LOGIN,
+    cache: MutableMapping[Any, Any] | None = None,
 ) -> list[PinResult]:
     """Bring every selected pin of ``full_name`` to its desired state.
 
@@ -90,7 +91,7 @@ async def sync_repo(
     """
     repo = Repo.parse(full_name)
     config, base = await asyncio.gather(
-        load_config(gh, store, blocking, repo),
+        load_config(gh, store, blocking, repo, cache=cache),
         default_branch_head(gh, store, repo, refresh=refresh),
     )
     if config is None:
@@ -108,6 +109,7 @@ async def sync_repo(
         base=base,
         clock=clock,
         bot_login=bot_login,
+        cache=cache if cache is not None else {},
     )
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 

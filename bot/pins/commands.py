@@ -166,5 +166,6 @@ async def _sync(ctx: RepoScope, name: str) -> PinResult:
         clock=ctx.clock,
         select=lambda pin: pin.name == name,
         bot_login=ctx.bot_login,
+        cache=ctx.cache,
     )
     return results[0]

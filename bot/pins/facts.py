@@ -23,8 +23,11 @@ from bot.github.changes import BranchHead, Repo
 from bot.pins import text as bump_text
 from bot.pins.state import Outcome, PinResult, PinState
 from bot.pins.tags import TagChoice, choose_tag, list_tags
+from bot.service.delivery_memo import memoized
 from bot.service.scope import RepoScope
 
+UPSTREAM_HEAD = "upstream-head"
+FILE_AT = "file-at"
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
 REASON_NO_PIN_FILE = "{file} does not exist on {base}"
 REASON_OTHER_REPOSITORY = (
@@ -59,11 +62,9 @@ class PinFacts:
 async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
     head, pulls, raw, companions = await asyncio.gather(
-        list_tags(ctx.gh, upstream)
-        if pin.track == "tags"
-        else changes.ref_sha(ctx.gh, upstream, pin.branch),
+        list_tags(ctx.gh, upstream) if pin.track == "tags" else upstream_head(ctx, pin),
         changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
-        changes.read_file(ctx.gh, ctx.repo, pin.file, ctx.base.sha),
+        file_at_base(ctx, pin.file),
         _read_companions(ctx, pin),
     )
     if head is None:
@@ -93,10 +94,26 @@ async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
 async def _read_companions(ctx: BumpScope, pin: PinConfig) -> dict[str, bytes | None]:
     """The ``also:`` files on the base, each read once (None: not there)."""
     files = list(dict.fromkeys(companion.file for companion in pin.also))
-    raws = await asyncio.gather(
-        *(changes.read_file(ctx.gh, ctx.repo, file, ctx.base.sha) for file in files)
-    )
+    raws = await asyncio.gather(*(file_at_base(ctx, file) for file in files))
     return dict(zip(files, raws, strict=True))
+
+
+async def upstream_head(ctx: BumpScope, pin: PinConfig) -> str | None:
+    """The head of the pin's upstream branch, read once per delivery however many pins
+    follow it (a reconcile tick of 50 pins on one upstream reads it once)."""
+    upstream = Repo.parse(pin.upstream)
+    key = (UPSTREAM_HEAD, upstream.full_name.casefold(), pin.branch)
+    return await memoized(key, lambda: changes.ref_sha(ctx.gh, upstream, pin.branch))
+
+
+async def file_at_base(ctx: BumpScope, path: str) -> bytes | None:
+    """A file of the base commit: a commit never changes, so it is read once and kept in
+    the services' short-lived cache (a push that moves no pin reads no pin file)."""
+    key = (FILE_AT, ctx.repo.full_name, path, ctx.base.sha)
+    if key not in ctx.cache:
+        ctx.cache[key] = await changes.read_file(ctx.gh, ctx.repo, path, ctx.base.sha)
+    found: bytes | None = ctx.cache[key]
+    return found
 
 
 def same_repository(git_repository: str, upstream: str) -> bool:

@@ -83,7 +83,7 @@ async def build_commit(
 ) -> str:
     """The bump commit on the base: the pin and its companions (and the prune commit it
     carries, on top)."""
-    entries = await changes.create_blobs(ctx.gh, ctx.repo, list(edits))
+    entries = await changes.tree_entries(ctx.gh, ctx.repo, list(edits))
     commit = await changes.commit_tree(
         ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text.commit_message
     )

@@ -137,7 +137,7 @@ async def push_sweep(
 
 async def _build_commit(ctx: RepoScope, sweep: Sweep) -> str:
     edits = [FileEdit(path, new.encode()) for path, (_old, new) in sorted(sweep.plan.edits.items())]
-    entries = await changes.create_blobs(ctx.gh, ctx.repo, edits)
+    entries = await changes.tree_entries(ctx.gh, ctx.repo, edits)
     message = text.commit_message(sweep.name, sweep.plan, sweep.digest)
     commit = await changes.commit_tree(
         ctx.gh, ctx.repo, base=sweep.base, entries=entries, message=message

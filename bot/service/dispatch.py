@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from gidgethub import routing, sansio
 
+from bot.service.delivery_memo import delivery_memo
 from bot.service.errors import PermanentError, TransientError, is_transient, retry_after, unforeseen
 from bot.service.services import Services
 from bot.service.sources import REFUSED_EVENT, routed_event
@@ -73,7 +74,8 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
         except TypeError as exc:  # e.g. an "action" that is a list: unhashable
             raise PermanentError(ERROR_UNROUTABLE.format(event=event.event)) from exc
         if handlers:
-            await _run_each_once(handlers, event, delivery.delivery_id, services)
+            with delivery_memo():  # the handlers share the reads of one moment
+                await _run_each_once(handlers, event, delivery.delivery_id, services)
 
     return dispatch
 

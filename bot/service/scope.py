@@ -87,7 +87,7 @@ def scope_of(services: Services, gh: GitHubAPI, repo: Repo, config: RepoConfig) 
 async def repo_scope(services: Services, repo: Repo) -> RepoScope | None:
     """The scope of ``repo``; None when it has no usable config (recorded by load_config)."""
     gh = await services.github.repo_client(repo.full_name)
-    config = await load_config(gh, services.store, services.blocking, repo)
+    config = await load_config(gh, services.store, services.blocking, repo, cache=services.cache)
     if config is None:
         return None
     return scope_of(services, gh, repo, config)

@@ -21,7 +21,6 @@ from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import BRANCH, bump_pulls, merge_upstream
 
 BUMP_WRITES = [
-    "git/create-blob",
     "git/create-tree",
     "git/create-commit",
     "git/create-ref",

@@ -58,7 +58,7 @@ from tests.e2e.test_main_red import issues as red_issues
 from tests.e2e.test_pin_commands import bot_replies
 from tests.e2e.test_retry_flaky import INFRA, NEW, pr_build, retried, seed_pr, sticky
 
-CREATE_PHASE = ["git/create-blob", "git/create-tree", "git/create-commit", "git/create-ref"]
+CREATE_PHASE = ["git/create-tree", "git/create-commit", "git/create-ref"]
 PR_PHASE = ["pulls/create"]
 UPDATE_PHASE = ["git/update-ref", "pulls/update"]
 
@@ -232,7 +232,7 @@ async def test_killed_between_allowlist_prune_writes_rolls_forward(
 
 
 ROUNDS = 40
-UPDATE_WRITES = ["git/create-blob", "git/create-tree", "git/create-commit", *UPDATE_PHASE]
+UPDATE_WRITES = ["git/create-tree", "git/create-commit", *UPDATE_PHASE]
 
 
 async def test_random_kills_over_many_mixed_deliveries(env: Harness, served: Serve) -> None:
