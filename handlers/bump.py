@@ -19,6 +19,7 @@ from gidgethub import routing, sansio
 from bot.config.models import PinConfig
 from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.pins.facts import PushedHead, pushed_head
 from bot.service.dispatch import handler_id
 from bot.service.followups import sync_delivery
 from bot.service.payload import field, optional
@@ -34,7 +35,12 @@ LOG_NOT_SERVED = "%s for %s skipped: not in FOLLOWUP_BOT_REPOSITORIES"
 
 
 async def _sync(
-    services: Services, downstream: str, select: bump.PinSelector, *, refresh: bool = False
+    services: Services,
+    downstream: str,
+    select: bump.PinSelector,
+    *,
+    refresh: bool = False,
+    pushed: PushedHead | None = None,
 ) -> None:
     gh = await services.github.repo_client(downstream)
     await bump.sync_repo(
@@ -48,6 +54,7 @@ async def _sync(
         refresh=refresh,
         bot_login=services.settings.bot_login,
         cache=services.cache,
+        pushed=pushed,
     )
 
 
@@ -61,7 +68,8 @@ async def on_push(event: sansio.Event, services: Services) -> None:
     login = optional(event.data, "sender.login")
     if not ref.startswith(BRANCH_REF) or deleted is True:
         return
-    push = Push(pushed, ref.removeprefix(BRANCH_REF), default_branch, login)
+    moved = (optional(event.data, "before"), optional(event.data, "after"))
+    push = Push(pushed, ref.removeprefix(BRANCH_REF), default_branch, login, moved)
     for downstream in services.settings.repositories:
         select = _push_selection(services, downstream, push)
         if select is not None:
@@ -100,12 +108,16 @@ class Push:
     branch: str
     default_branch: str | None
     sender: str | None
+    moved: tuple[str | None, str | None] = (None, None)  # the push's before and after
 
 
 def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[str, Any] | None:
     """Which pins of ``downstream`` the push may move (None: none)."""
     if downstream.lower() != push.repository:
-        return {"upstream": push.repository, "branch": push.branch}
+        before, after = push.moved
+        # The head the push moved the branch to: a sync need not ask upstream for it.
+        moved = {"before": before, "after": after} if before and after else {}
+        return {"upstream": push.repository, "branch": push.branch, **moved}
     if push.branch == push.default_branch:
         return SELECT_ALL
     if (
@@ -121,12 +133,13 @@ def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[
 @handler_id("pins.sync")
 async def on_sync(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
-    select = _selector(field(event.data, "select", dict))
+    chosen = field(event.data, "select", dict)
+    select = _selector(chosen)
     repo = services.served(downstream)
     if repo is None:
         log.info(LOG_NOT_SERVED, "sync", downstream)
         return
-    await _sync(services, repo.full_name, select)
+    await _sync(services, repo.full_name, select, pushed=pushed_head(chosen))
 
 
 @router.register(RECONCILE_EVENT)

@@ -50,8 +50,9 @@ class BuildkiteClient:
 
     @property
     def requests_made(self) -> int:
-        """Requests sent with the token (retries included): Buildkite allows a token 50
-        per minute, which callers issuing many retries must respect."""
+        """Requests sent with the token (retries included). Buildkite limits REST requests
+        per organization (200 a minute), so the transport paces them to the
+        connection's ``requests_per_minute`` (50 unless configured)."""
         return self._http.requests_made
 
     async def builds(

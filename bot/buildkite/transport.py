@@ -9,6 +9,11 @@ prove Buildkite did not act on it. A 429's wait (``bot.buildkite.decisions``)
 longer than ``max_wait`` becomes a ``TransientError`` with ``retry_after`` so
 the inbox reschedules the delivery instead of a worker sleeping through it.
 
+Requests to the API go through the token's ``Pacer`` (``bot.service.pacing``):
+at most ``requests_per_minute`` in any minute (retries included) and
+``concurrency`` in flight, so a burst waits its turn instead of meeting 429s.
+Downloads from other origins (signed storage URLs) are not the API's to count.
+
 The token is sent to the API's own origin only: pagination links are
 absolute, and artifact downloads redirect to signed storage URLs that must
 not see it.
@@ -21,6 +26,7 @@ import json
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,8 +52,13 @@ from bot.service.http_policy import (
     header,
     origin,
 )
+from bot.service.pacing import Pacer, TokenBucket
 
 DEFAULT_API_URL = "https://api.buildkite.com/v2"
+# Buildkite limits REST requests per organization (200 a minute); the bot's
+# share is a budget per token, 50 a minute unless configured.
+DEFAULT_REQUESTS_PER_MINUTE = 50
+DEFAULT_CONCURRENCY = 10
 # Error bodies are read only for their message; a huge one is not worth holding.
 ERROR_BODY_LIMIT = 64 * 1024
 # JSON answers above this are parsed in a thread (a build with hundreds of jobs
@@ -75,6 +86,18 @@ class BuildkiteConnection:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
     max_wait: float = DEFAULT_MAX_WAIT
+    requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
+    concurrency: int = DEFAULT_CONCURRENCY
+
+    def pacer(
+        self,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> Pacer:
+        """The token's pacing: ``requests_per_minute`` in any minute, ``concurrency`` at once."""
+        bucket = TokenBucket(self.requests_per_minute, 60.0, clock=clock, sleep=sleep)
+        return Pacer(concurrency=self.concurrency, all_buckets=(bucket,), clock=clock)
 
     def policy(
         self,
@@ -161,14 +184,14 @@ class Transport:
         self._session = session
         self._token = connection.token
         self._policy = connection.policy(clock=clock, sleep=sleep)
+        self.pacer = connection.pacer(clock=clock, sleep=sleep)
         self._base = connection.api_url.rstrip("/")
         self._origin = origin(self._base)
         self._timeout = self._policy.client_timeout()
         # A download may legitimately take longer than one API call; what must
         # not happen is a stalled one, so the timeout bounds each wait instead.
         self._stream_timeout = self._policy.stream_timeout()
-        # Requests sent with the token (retries included): Buildkite allows a
-        # token 50 per minute, which callers issuing many retries must respect.
+        # Requests sent with the token (retries included), each paced by `pacer`.
         self.requests_made = 0
 
     def url(self, segments: Sequence[str | int], query: Iterable[tuple[str, str]] = ()) -> str:
@@ -295,19 +318,23 @@ class Transport:
         streaming: bool,
     ) -> Reply:
         sent = dict(headers)
-        if origin(url) == self._origin:
+        api = origin(url) == self._origin
+        if api:
             sent["Authorization"] = f"Bearer {self._token}"
-            self.requests_made += 1
-        # Redirects are never followed blindly: aiohttp would carry the token along.
-        async with self._session.request(
-            method,
-            URL(url, encoded=True),
-            headers=sent,
-            allow_redirects=False,
-            timeout=self._stream_timeout if streaming else self._timeout,
-        ) as response:
-            if 200 <= response.status < 300:
-                body = await read(response)
-            else:
-                body = await _read_prefix(response, ERROR_BODY_LIMIT)
-            return Reply(response.status, response.headers, body)
+        # Only this attempt is paced: a retry's wait (in `request`) holds no slot.
+        async with self.pacer.slot(write=method != "GET") if api else nullcontext():
+            if api:
+                self.requests_made += 1
+            # Redirects are never followed blindly: aiohttp would carry the token along.
+            async with self._session.request(
+                method,
+                URL(url, encoded=True),
+                headers=sent,
+                allow_redirects=False,
+                timeout=self._stream_timeout if streaming else self._timeout,
+            ) as response:
+                if 200 <= response.status < 300:
+                    body = await read(response)
+                else:
+                    body = await _read_prefix(response, ERROR_BODY_LIMIT)
+                return Reply(response.status, response.headers, body)

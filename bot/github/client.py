@@ -5,6 +5,12 @@ request, keeps its own ETag cache (a 304 answer does not count against the
 rate limit), bounds every request with a timeout, and reacts to rate limits
 and server errors through gidgethub's ``handle_rate_limit_error`` hook.
 
+Each installation's client also sends through its own ``Pacer``
+(``bot.service.pacing``), and the App's own calls through another: a cap on
+requests in flight, and GitHub's secondary limits on content-creating requests
+per minute and per hour, so a burst of writes waits its turn instead of being
+refused. Only the send is paced, never a retry's wait.
+
 Waiting is bounded by ``max_wait``: a longer wait is turned into a
 ``TransientError`` carrying ``retry_after`` so the inbox reschedules the
 delivery instead of a worker sleeping through it.
@@ -42,6 +48,7 @@ from bot.service.http_policy import (
     parse_seconds,
     server_side,
 )
+from bot.service.pacing import Pacer, TokenBucket
 
 SERVICE = "GitHub"
 # The User-Agent GitHub requires of every request (gidgethub sends the requester).
@@ -78,6 +85,15 @@ RESET_MARGIN = 1.0
 # An App JWT is valid for 9 minutes; reissuing it every minute leaves any
 # request (with its retries) plenty of validity.
 APP_JWT_REUSE_SECONDS = 60.0
+
+# GitHub's secondary rate limits ("About secondary rate limits" in its REST docs):
+# at most 100 concurrent requests, and at most 80 content-creating requests
+# (POST, PATCH, PUT, DELETE; the bot's GraphQL calls are all mutations, POSTs too)
+# a minute and 500 an hour. The concurrency cap defaults well below GitHub's.
+DEFAULT_CONCURRENCY = 10
+MAX_CONCURRENCY = 100
+WRITES_PER_MINUTE = 80
+WRITES_PER_HOUR = 500
 
 REQUEST_TIMED_OUT = "GitHub did not answer {method} {url} within {timeout:g} s"
 BAD_REPO_NAME = "expected a repository as 'owner/name', got {name!r}"
@@ -140,6 +156,24 @@ def retry_delay(
     return None
 
 
+def github_pacer(
+    concurrency: int,
+    *,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+) -> Pacer:
+    """The pacing of one installation's requests: ``concurrency`` in flight, writes
+    at most ``WRITES_PER_MINUTE`` a minute and ``WRITES_PER_HOUR`` an hour."""
+    return Pacer(
+        concurrency=concurrency,
+        write_buckets=(
+            TokenBucket(WRITES_PER_MINUTE, 60.0, clock=clock, sleep=sleep),
+            TokenBucket(WRITES_PER_HOUR, 3600.0, clock=clock, sleep=sleep),
+        ),
+        clock=clock,
+    )
+
+
 def graphql_url(base_url: str) -> str:
     """GitHub's GraphQL endpoint next to the REST ``base_url``.
 
@@ -162,19 +196,26 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
         requester: str,
         base_url: str,
         policy: RequestPolicy,
+        pacer: Pacer,
         cache: gidgethub.abc.CACHE_TYPE | None = None,
     ) -> None:
         super().__init__(session, requester, base_url=base_url, cache=cache)
         self.policy = policy
+        self.pacer = pacer
         self._timeout = policy.client_timeout()
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> tuple[int, Mapping[str, str], bytes]:
+        # One attempt: gidgethub calls this once per attempt and sleeps between
+        # attempts outside it, so a retry's wait holds no slot and no token.
         try:
-            async with self._session.request(
-                method, url, headers=headers, data=body, timeout=self._timeout
-            ) as response:
+            async with (
+                self.pacer.slot(write=method not in READ_METHODS),
+                self._session.request(
+                    method, url, headers=headers, data=body, timeout=self._timeout
+                ) as response,
+            ):
                 return response.status, response.headers, await response.read()
         except TimeoutError as exc:
             message = REQUEST_TIMED_OUT.format(method=method, url=url, timeout=self.policy.timeout)
@@ -212,11 +253,12 @@ class GitHubClient(_PatientGitHubAPI):
         requester: str,
         base_url: str,
         policy: RequestPolicy,
+        pacer: Pacer,
         etag_cache_size: int,
     ) -> None:
         cache: cachetools.LRUCache[str, Any] = cachetools.LRUCache(maxsize=etag_cache_size)
         super().__init__(
-            session, requester=requester, base_url=base_url, policy=policy, cache=cache
+            session, requester=requester, base_url=base_url, policy=policy, pacer=pacer, cache=cache
         )
         self.installation_id = installation_id
         self._tokens = tokens
@@ -258,7 +300,11 @@ class GitHubApp:
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_wait: float = DEFAULT_MAX_WAIT,
         etag_cache_size: int = 2000,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        make_pacer: Callable[[], Pacer] | None = None,
     ) -> None:
+        """``make_pacer`` makes each installation's pacer (and the App's own); by
+        default ``github_pacer`` with ``concurrency`` on ``clock`` and ``sleep``."""
         self._session = session
         self._app_id = app_id
         self._private_key = private_key
@@ -269,9 +315,17 @@ class GitHubApp:
         self._policy = RequestPolicy(
             timeout=timeout, max_retries=max_retries, max_wait=max_wait, clock=clock, sleep=sleep
         )
-        # Calls made as the App itself; each passes the JWT explicitly.
+        self._make_pacer = make_pacer or (
+            lambda: github_pacer(concurrency, clock=clock, sleep=sleep)
+        )
+        # Calls made as the App itself; each passes the JWT explicitly. They
+        # count against the App, not an installation, so they have their own pacer.
         self._app_api = _PatientGitHubAPI(
-            session, requester=requester, base_url=base_url, policy=self._policy
+            session,
+            requester=requester,
+            base_url=base_url,
+            policy=self._policy,
+            pacer=self._make_pacer(),
         )
         self.tokens = InstallationTokens(self._create_installation_token, clock=clock)
         self._jwt: tuple[str, float] | None = None
@@ -300,6 +354,7 @@ class GitHubApp:
                 requester=self._requester,
                 base_url=self._base_url,
                 policy=self._policy,
+                pacer=self._make_pacer(),
                 etag_cache_size=self._etag_cache_size,
             )
             self._clients[installation_id] = client

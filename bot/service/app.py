@@ -177,6 +177,7 @@ def _clients(
         timeout=settings.http_timeout,
         clock=clock,
         sleep=sleep,
+        concurrency=settings.github_concurrency,
     )
     buildkite = None
     if settings.buildkite_api_token is not None:
@@ -186,6 +187,7 @@ def _clients(
                 api_url=settings.buildkite_api_url,
                 token=settings.buildkite_api_token,
                 timeout=settings.http_timeout,
+                requests_per_minute=settings.buildkite_requests_per_minute,
             ),
             clock=clock,
             sleep=sleep,

@@ -124,6 +124,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "Attempts at a delivery before it is recorded as failed.",
     ),
     EnvVar(f"{PREFIX}HTTP_TIMEOUT", "http_timeout", "30", "Timeout of one HTTP request, seconds."),
+    EnvVar(
+        f"{PREFIX}GITHUB_CONCURRENCY",
+        "github_concurrency",
+        "10",
+        "GitHub requests in flight per installation (1..100); writes are also paced to "
+        "GitHub's 80 a minute and 500 an hour.",
+    ),
     EnvVar(f"{PREFIX}LOGIN", "bot_login", "followup-bot[bot]", "The bot's own GitHub login."),
     EnvVar(f"{PREFIX}LOG_LEVEL", "log_level", "INFO", "Logging level: " + ", ".join(LOG_LEVELS)),
     EnvVar(
@@ -137,6 +144,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "buildkite_api_url",
         DEFAULT_BUILDKITE_API_URL,
         "Base URL of the Buildkite REST API.",
+    ),
+    EnvVar(
+        f"{PREFIX}BUILDKITE_REQUESTS_PER_MINUTE",
+        "buildkite_requests_per_minute",
+        "50",
+        "Buildkite API requests the token may send in any minute (1..10000); more wait.",
     ),
     EnvVar(
         f"{PREFIX}BUILDKITE_WEBHOOK_SECRET",
@@ -202,11 +215,13 @@ class Settings:
     reconcile_interval: float = 300.0
     max_attempts: int = 8
     http_timeout: float = 30.0
+    github_concurrency: int = 10
     bot_login: str = "followup-bot[bot]"
     log_level: str = "INFO"
     # The Buildkite side is optional: off without an API token.
     buildkite_api_token: str | None = field(default=None, repr=False)
     buildkite_api_url: str = DEFAULT_BUILDKITE_API_URL
+    buildkite_requests_per_minute: int = 50
     buildkite_webhook_secret: str | None = field(default=None, repr=False)
     buildkite_webhook_token: str | None = field(default=None, repr=False)
     buildkite_signature_max_age: float = 300.0
@@ -241,11 +256,19 @@ class Settings:
             http_timeout=reader.optional(
                 "HTTP_TIMEOUT", cls.http_timeout, _ranged_float(0.001, 3600.0)
             ),
+            github_concurrency=reader.optional(
+                "GITHUB_CONCURRENCY", cls.github_concurrency, _ranged_int(1, 100)
+            ),
             bot_login=reader.optional("LOGIN", cls.bot_login, str.strip),
             log_level=reader.optional("LOG_LEVEL", cls.log_level, _parse_log_level),
             buildkite_api_token=reader.optional("BUILDKITE_API_TOKEN", None, _token),
             buildkite_api_url=reader.optional(
                 "BUILDKITE_API_URL", cls.buildkite_api_url, _parse_url
+            ),
+            buildkite_requests_per_minute=reader.optional(
+                "BUILDKITE_REQUESTS_PER_MINUTE",
+                cls.buildkite_requests_per_minute,
+                _ranged_int(1, 10000),
             ),
             buildkite_webhook_secret=reader.exclusive(
                 "BUILDKITE_WEBHOOK_SECRET", "BUILDKITE_WEBHOOK_TOKEN", str
