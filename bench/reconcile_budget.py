@@ -1,0 +1,125 @@
+"""GitHub requests per reconcile tick, for P pins over U upstreams, through the real bot
+and the GitHub stand-in.
+
+Each world has U upstreams and P pins spread over them (each pin its own CMake file),
+every pin already current (an earlier tick opened nothing: pinned at upstream's head).
+After a warm-up tick (token, default branch and ETags known, as in a running bot), one
+idle tick is measured: every GitHub request it made, how many were answered 304 (free
+of the primary rate limit), and so the hour's cost against the 5,000 requests an
+installation may make per hour at the default interval (one tick per 300 s).
+
+Usage: python bench/reconcile_budget.py [--pins 1,10,50,150] [--upstreams 1,5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import tempfile
+import time
+from pathlib import Path
+
+from bot.service.reconcile import enqueue_tick
+from sandbox.harness import harness
+
+DOWNSTREAM = "vllm-project/vllm"
+TICKS_PER_HOUR = 3600 // 300
+PRIMARY_LIMIT = 5000
+CMAKE = """\
+include(FetchContent)
+FetchContent_Declare(
+  {name}
+  GIT_REPOSITORY https://github.com/{upstream}.git
+  GIT_TAG {sha}
+)
+"""
+
+
+def config(pins: list[tuple[str, str]]) -> str:
+    lines = ["handle: bot", "pins:"]
+    for name, upstream in pins:
+        lines += [
+            f"  - name: {name}",
+            f"    upstream: {upstream}",
+            "    branch: main",
+            f"    file: cmake/{name}.cmake",
+            f"    dependency: {name}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+async def one_world(workdir: Path, pins: int, upstreams: int) -> dict[str, object]:
+    async with harness(workdir, repositories=(DOWNSTREAM,), start=False) as env:
+        sandbox = env.sandbox
+        heads = {}
+        for index in range(upstreams):
+            name = f"upstream-org/lib{index}"
+            sandbox.create_repo(name, files={"README.md": f"{index}\n"}, installation_id=1)
+            heads[name] = sandbox.head(name)
+        chosen = [(f"pin{index}", f"upstream-org/lib{index % upstreams}") for index in range(pins)]
+        files = {
+            f"cmake/{name}.cmake": CMAKE.format(name=name, upstream=upstream, sha=heads[upstream])
+            for name, upstream in chosen
+        }
+        files[".github/followup-bot.yml"] = config(chosen)
+        sandbox.create_repo(DOWNSTREAM, files=files, installation_id=2)
+        await env.start()
+        await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1.0, 300.0)
+        await env.settle()
+        sandbox.reset_log()
+        started = time.perf_counter()
+        await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 301.0, 300.0)
+        await env.settle()
+        seconds = time.perf_counter() - started
+        requests = [
+            r
+            for r in sandbox.requests
+            if r.operation_id != "apps/create-installation-access-token"
+        ]
+        counted = [r for r in requests if r.status != 304]
+        writes = [r for r in requests if r.method in ("POST", "PATCH", "PUT", "DELETE")]
+        return {
+            "requests": len(requests),
+            "not_modified": len(requests) - len(counted),
+            "counted": len(counted),
+            "writes": len(writes),
+            "seconds": seconds,
+            "by_operation": collections.Counter(r.operation_id for r in requests),
+        }
+
+
+async def main(pin_counts: list[int], upstream_counts: list[int], verbose: bool) -> None:
+    print("| pins P | upstreams U | requests per idle tick | of which 304 | aim U + P + c | "
+          "counted per hour | headroom of 5,000/h | writes | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for pins in pin_counts:
+        for upstreams in upstream_counts:
+            if upstreams > pins:
+                continue
+            with tempfile.TemporaryDirectory() as folder:
+                got = await one_world(Path(folder), pins, upstreams)
+            hourly = int(got["counted"]) * TICKS_PER_HOUR  # type: ignore[call-overload]
+            print(
+                f"| {pins} | {upstreams} | {got['requests']} | {got['not_modified']} "
+                f"| {upstreams} + {pins} + {int(got['requests']) - upstreams - pins} "  # type: ignore[call-overload]
+                f"| {hourly} | {PRIMARY_LIMIT - hourly} | {got['writes']} "
+                f"| {float(got['seconds']):.2f} |"  # type: ignore[arg-type]
+            )
+            if verbose:
+                print(dict(got["by_operation"]))  # type: ignore[call-overload]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pins", default="1,10,50,150")
+    parser.add_argument("--upstreams", default="1,5")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    asyncio.run(
+        main(
+            [int(x) for x in args.pins.split(",")],
+            [int(x) for x in args.upstreams.split(",")],
+            args.verbose,
+        )
+    )
