@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as field_
 from typing import Any
 
 from gidgethub import routing, sansio
@@ -19,7 +20,7 @@ from gidgethub import routing, sansio
 from bot.config.models import PinConfig
 from bot.pins import bump
 from bot.pins import text as bump_text
-from bot.pins.facts import PushedHead, pushed_head
+from bot.pins.changed import main_push_selection, touches
 from bot.service.dispatch import handler_id
 from bot.service.followups import sync_delivery
 from bot.service.payload import field, optional
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 router = routing.Router()
 
 BRANCH_REF = "refs/heads/"
-SELECT_ALL: Mapping[str, Any] = {"all": True}
 LOG_NOT_SERVED = "%s for %s skipped: not in FOLLOWUP_BOT_REPOSITORIES"
 
 
@@ -40,7 +40,6 @@ async def _sync(
     select: bump.PinSelector,
     *,
     refresh: bool = False,
-    pushed: PushedHead | None = None,
 ) -> None:
     gh = await services.github.repo_client(downstream)
     await bump.sync_repo(
@@ -54,7 +53,6 @@ async def _sync(
         refresh=refresh,
         bot_login=services.settings.bot_login,
         cache=services.cache,
-        pushed=pushed,
     )
 
 
@@ -68,8 +66,7 @@ async def on_push(event: sansio.Event, services: Services) -> None:
     login = optional(event.data, "sender.login")
     if not ref.startswith(BRANCH_REF) or deleted is True:
         return
-    moved = (optional(event.data, "before"), optional(event.data, "after"))
-    push = Push(pushed, ref.removeprefix(BRANCH_REF), default_branch, login, moved)
+    push = Push(pushed, ref.removeprefix(BRANCH_REF), default_branch, login, event.data)
     for downstream in services.settings.repositories:
         select = _push_selection(services, downstream, push)
         if select is not None:
@@ -108,18 +105,15 @@ class Push:
     branch: str
     default_branch: str | None
     sender: str | None
-    moved: tuple[str | None, str | None] = (None, None)  # the push's before and after
+    payload: Mapping[str, Any] = field_(default_factory=dict)  # what the push touched
 
 
 def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[str, Any] | None:
     """Which pins of ``downstream`` the push may move (None: none)."""
     if downstream.lower() != push.repository:
-        before, after = push.moved
-        # The head the push moved the branch to: a sync need not ask upstream for it.
-        moved = {"before": before, "after": after} if before and after else {}
-        return {"upstream": push.repository, "branch": push.branch, **moved}
+        return {"upstream": push.repository, "branch": push.branch}
     if push.branch == push.default_branch:
-        return SELECT_ALL
+        return main_push_selection(push.payload)
     if (
         push.branch.startswith(bump_text.BRANCH_PREFIX)
         and push.sender != services.settings.bot_login
@@ -133,13 +127,12 @@ def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[
 @handler_id("pins.sync")
 async def on_sync(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
-    chosen = field(event.data, "select", dict)
-    select = _selector(chosen)
+    select = _selector(field(event.data, "select", dict))
     repo = services.served(downstream)
     if repo is None:
         log.info(LOG_NOT_SERVED, "sync", downstream)
         return
-    await _sync(services, repo.full_name, select, pushed=pushed_head(chosen))
+    await _sync(services, repo.full_name, select)
 
 
 @router.register(RECONCILE_EVENT)
@@ -157,6 +150,10 @@ def _selector(select: Mapping[str, Any]) -> bump.PinSelector:
     name = optional(select, "pin")
     if name is not None:
         return lambda pin: pin.name == name
+    files = optional(select, "files", list)
+    if files is not None:
+        touched = frozenset(str(path) for path in files)
+        return lambda pin: touches(pin, touched)
     upstream, branch = optional(select, "upstream"), optional(select, "branch")
     if upstream is not None and optional(select, "tags", bool) is True:
         return lambda pin: pin.upstream.lower() == upstream.lower() and pin.track == "tags"

@@ -5,11 +5,9 @@ request, keeps its own ETag cache (a 304 answer does not count against the
 rate limit), bounds every request with a timeout, and reacts to rate limits
 and server errors through gidgethub's ``handle_rate_limit_error`` hook.
 
-Each installation's client also sends through its own ``Pacer``
-(``bot.service.pacing``), and the App's own calls through another: a cap on
-requests in flight, and GitHub's secondary limits on content-creating requests
-per minute and per hour, so a burst of writes waits its turn instead of being
-refused. Only the send is paced, never a retry's wait.
+Each installation's client (and the App's own calls) sends through a ``Pacer``
+(``bot.service.pacing``) holding GitHub's secondary limits, so a burst of writes
+waits its turn instead of being refused. Only the send is paced, not a retry's wait.
 
 Waiting is bounded by ``max_wait``: a longer wait is turned into a
 ``TransientError`` carrying ``retry_after`` so the inbox reschedules the
@@ -89,9 +87,9 @@ APP_JWT_REUSE_SECONDS = 60.0
 # GitHub's secondary rate limits ("About secondary rate limits" in its REST docs):
 # at most 100 concurrent requests, and at most 80 content-creating requests
 # (POST, PATCH, PUT, DELETE; the bot's GraphQL calls are all mutations, POSTs too)
-# a minute and 500 an hour. The concurrency cap defaults well below GitHub's.
+# a minute and 500 an hour. The concurrency cap defaults well below GitHub's 100
+# (FOLLOWUP_BOT_GITHUB_CONCURRENCY: 1..100).
 DEFAULT_CONCURRENCY = 10
-MAX_CONCURRENCY = 100
 WRITES_PER_MINUTE = 80
 WRITES_PER_HOUR = 500
 

@@ -33,7 +33,6 @@ from bot.pins.companions import check_companions, companion_edits
 from bot.pins.facts import (
     BumpScope,
     PinFacts,
-    PushedHead,
     compare,
     newest_commits,
     read_facts,
@@ -84,7 +83,6 @@ async def sync_repo(
     refresh: bool = False,
     bot_login: str = DEFAULT_BOT_LOGIN,
     cache: MutableMapping[Any, Any] | None = None,
-    pushed: PushedHead | None = None,
 ) -> list[PinResult]:
     """Bring every selected pin of ``full_name`` to its desired state.
 
@@ -112,7 +110,6 @@ async def sync_repo(
         clock=clock,
         bot_login=bot_login,
         cache=cache if cache is not None else {},
-        pushed=pushed,
     )
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 
@@ -136,7 +133,7 @@ async def sync_pin(ctx: BumpScope, pin: PinConfig) -> PinResult:
 
 
 async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> PinResult:
-    facts = await read_facts(ctx, pin, last_target=state.target)
+    facts = await read_facts(ctx, pin)
     if isinstance(facts, PinResult):
         return facts
     await _record_companions(ctx, pin, state, facts)

@@ -36,39 +36,11 @@ REASON_OTHER_REPOSITORY = (
 )
 
 
-@dataclass(frozen=True)
-class PushedHead:
-    """What an upstream push said: ``branch`` of ``upstream`` moved from ``before`` to
-    ``after``."""
-
-    upstream: str  # lower case
-    branch: str
-    before: str
-    after: str
-
-
-def pushed_head(select: Mapping[str, Any]) -> PushedHead | None:
-    """The push a sync delivery's selection carries, if any."""
-    fields = [select.get(name) for name in ("upstream", "branch", "before", "after")]
-    if not all(isinstance(value, str) and value for value in fields):
-        return None
-    upstream, branch, before, after = (str(value) for value in fields)
-    return PushedHead(upstream.lower(), branch, before, after)
-
-
 @dataclass(frozen=True, kw_only=True)
 class BumpScope(RepoScope):
-    """A repository's scope plus the default branch head one sync works against, and the
-    upstream push that started it (if one did)."""
+    """A repository's scope plus the default branch head one sync works against."""
 
     base: BranchHead
-    pushed: PushedHead | None = None
-
-    def pushed_for(self, pin: PinConfig) -> PushedHead | None:
-        found = self.pushed
-        if found is None or pin.track != "branch" or pin.branch != found.branch:
-            return None
-        return found if pin.upstream.lower() == found.upstream else None
 
 
 @dataclass(frozen=True)
@@ -87,13 +59,10 @@ class PinFacts:
         return next((pr for pr in self.pulls if pr["state"] == "open"), None)
 
 
-async def read_facts(
-    ctx: BumpScope, pin: PinConfig, *, last_target: str | None = None
-) -> PinFacts | PinResult:
+async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
-    pushed = ctx.pushed_for(pin)
     head, pulls, raw, companions = await asyncio.gather(
-        _head(ctx, pin, upstream, pushed),
+        list_tags(ctx.gh, upstream) if pin.track == "tags" else upstream_head(ctx, pin),
         changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
         file_at_base(ctx, pin.file),
         _read_companions(ctx, pin),
@@ -109,10 +78,6 @@ async def read_facts(
         found = await ctx.blocking.run(read_pin, text, pin.dependency, filename=pin.file)
     except PinError as exc:
         return PinResult(pin.name, Outcome.FAILED, str(exc))
-    if pushed is not None and pushed.before not in (found.value, last_target):
-        # The push does not continue from what the bot last pinned or proposed: it may
-        # be an old one delivered late. Upstream's own answer decides, not the payload.
-        head = await upstream_head(ctx, pin)
     if found.repository is not None and not same_repository(found.repository, pin.upstream):
         reason = REASON_OTHER_REPOSITORY.format(
             file=pin.file, repository=found.repository, upstream=pin.upstream
@@ -124,16 +89,6 @@ async def read_facts(
     if isinstance(choice, str):
         return PinResult(pin.name, Outcome.FAILED, choice)
     return PinFacts(choice.tag, pulls, text, found.value, choice, companions)
-
-
-async def _head(
-    ctx: BumpScope, pin: PinConfig, upstream: Repo, pushed: PushedHead | None
-) -> str | dict[str, str] | None:
-    if pin.track == "tags":
-        return await list_tags(ctx.gh, upstream)
-    if pushed is not None:
-        return pushed.after  # checked against the pinned value below
-    return await upstream_head(ctx, pin)
 
 
 async def _read_companions(ctx: BumpScope, pin: PinConfig) -> dict[str, bytes | None]:

@@ -57,8 +57,11 @@ def test_every_variable_is_read() -> None:
             FOLLOWUP_BOT_HTTP_TIMEOUT="2.5",
             FOLLOWUP_BOT_LOGIN="my-bot[bot]",
             FOLLOWUP_BOT_LOG_LEVEL="debug",
+            FOLLOWUP_BOT_GITHUB_CONCURRENCY="100",
+            FOLLOWUP_BOT_BUILDKITE_REQUESTS_PER_MINUTE="200",
         )
     )
+    assert (settings.github_concurrency, settings.buildkite_requests_per_minute) == (100, 200)
     assert settings.repositories == ("vllm-project/vllm", "octo/repo.name_x")
     assert settings.github_api_url == "http://127.0.0.1:9000/api/v3"
     assert settings.database == "state/bot.db"
@@ -102,6 +105,16 @@ def test_message_has_one_problem_per_line() -> None:
         ("FOLLOWUP_BOT_PORT", "65536", "FOLLOWUP_BOT_PORT: 65536 is outside 0..65535"),
         ("FOLLOWUP_BOT_WORKERS", "0", "FOLLOWUP_BOT_WORKERS: 0 is outside 1..64"),
         ("FOLLOWUP_BOT_WORKERS", "65", "FOLLOWUP_BOT_WORKERS: 65 is outside 1..64"),
+        (
+            "FOLLOWUP_BOT_GITHUB_CONCURRENCY",
+            "101",
+            "FOLLOWUP_BOT_GITHUB_CONCURRENCY: 101 is outside 1..100",
+        ),
+        (
+            "FOLLOWUP_BOT_BUILDKITE_REQUESTS_PER_MINUTE",
+            "0",
+            "FOLLOWUP_BOT_BUILDKITE_REQUESTS_PER_MINUTE: 0 is outside 1..10000",
+        ),
         ("FOLLOWUP_BOT_MAX_ATTEMPTS", "0", "FOLLOWUP_BOT_MAX_ATTEMPTS: 0 is outside 1..100"),
         (
             "FOLLOWUP_BOT_RECONCILE_INTERVAL",

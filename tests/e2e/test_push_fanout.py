@@ -7,7 +7,7 @@ from pathlib import Path
 from bot.service.sources import SYNC_EVENT
 from bot.store.protocol import DeliveryStatus
 from sandbox.harness import harness
-from sandbox.vllm_shapes import DOWNSTREAM
+from sandbox.vllm_shapes import DOWNSTREAM, UPSTREAM
 from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
 
@@ -49,3 +49,17 @@ async def test_a_redelivered_push_fans_out_nothing_new(tmp_path: Path) -> None:
             writes
         )
         assert len(bump_pulls(env)) == 1
+
+
+async def test_a_main_push_that_touches_no_pin_reads_no_pin(tmp_path: Path) -> None:
+    async with harness(tmp_path, repositories=(DOWNSTREAM,), start=False) as env:
+        seed(env)
+        await env.start()
+        await env.sandbox.push_commit(UPSTREAM, {"csrc/a.cu": "// a\n"}, "Change (#1)")
+        await env.settle()
+        env.sandbox.reset_log()
+        await env.sandbox.push_commit(DOWNSTREAM, {"docs/x.md": "# x\n"}, "Docs")
+        await env.settle()
+        operations = {r.operation_id for r in env.sandbox.requests}
+        # No pin was looked at: no PR listing, no upstream head, no pin file.
+        assert not operations & {"pulls/list", "git/get-ref", "repos/compare-commits"}

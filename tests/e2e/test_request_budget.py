@@ -1,8 +1,10 @@
 """GitHub requests per bump case, counted from the stand-in's request log (counts are
 deterministic, unlike times): an upstream push that opens the bump PR, one that updates
 it, and the same push delivered again. Each read the bump needs is asked once per
-delivery (config and base from one branch read, the upstream head from the push), the
-file content goes inline in the tree.
+delivery (config and base from one branch read), the file content goes inline in the
+tree. Upstream's head is asked of upstream, not taken from the push: a push delivered
+late (after a forced push moved the branch back) would otherwise bump to a commit the
+branch no longer has.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPST
 NEW_PR = [
     "repos/get-branch",  # the base, and with it the config kept by main's head
     "pulls/list",  # the bump branch's PRs
+    "git/get-ref",  # upstream's head
     "repos/compare-commits",  # the commits between the pinned one and upstream's head
     "git/create-tree",  # the pin file's new content inline
     "git/create-commit",
@@ -67,4 +70,4 @@ async def test_requests_per_bump_case(env: Harness) -> None:
     await env.settle()
     assert sorted(operations(env)) == sorted(DUPLICATE)
     assert len(NEW_PR) <= 8
-    assert len(UPDATE) <= 7
+    assert len(UPDATE) <= 8  # the aim of 7 would need the push's own head: see above
