@@ -41,7 +41,7 @@ def operations(env: Harness) -> list[str]:
     """The bump's requests: up to its PR write (what the PR's own webhooks then make other
     handlers read is theirs, not the bump's)."""
     found = [
-        r.operation_id
+        str(r.operation_id)
         for r in env.sandbox.requests
         if r.operation_id != "apps/create-installation-access-token"
     ]
