@@ -73,9 +73,7 @@ async def one_world(workdir: Path, pins: int, upstreams: int) -> dict[str, objec
         await env.settle()
         seconds = time.perf_counter() - started
         requests = [
-            r
-            for r in sandbox.requests
-            if r.operation_id != "apps/create-installation-access-token"
+            r for r in sandbox.requests if r.operation_id != "apps/create-installation-access-token"
         ]
         counted = [r for r in requests if r.status != 304]
         writes = [r for r in requests if r.method in ("POST", "PATCH", "PUT", "DELETE")]
@@ -90,8 +88,10 @@ async def one_world(workdir: Path, pins: int, upstreams: int) -> dict[str, objec
 
 
 async def main(pin_counts: list[int], upstream_counts: list[int], verbose: bool) -> None:
-    print("| pins P | upstreams U | requests per idle tick | of which 304 | aim U + P + c | "
-          "counted per hour | headroom of 5,000/h | writes | seconds |")
+    print(
+        "| pins P | upstreams U | requests per idle tick | of which 304 | aim U + P + c | "
+        "counted per hour | headroom of 5,000/h | writes | seconds |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for pins in pin_counts:
         for upstreams in upstream_counts:
