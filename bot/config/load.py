@@ -37,7 +37,7 @@ async def load_config(
     blocking: BlockingRunner,
     repo: Repo,
     *,
-    cache: MutableMapping[Any, Any] | None = None,
+    cache: MutableMapping[Any, Any],
 ) -> RepoConfig | None:
     """The repo's config from its default branch; None (and a record) when absent or broken.
 
@@ -53,10 +53,8 @@ async def _load_at_head(
     store: Store,
     blocking: BlockingRunner,
     repo: Repo,
-    cache: MutableMapping[Any, Any] | None,
+    cache: MutableMapping[Any, Any],
 ) -> RepoConfig | None:
-    if cache is None:
-        return await _load(gh, store, blocking, repo, None)
     head = await default_branch_head(gh, store, repo)
     key = (CACHE_KIND, repo.full_name, head.sha)
     if key not in cache:
@@ -66,7 +64,7 @@ async def _load_at_head(
 
 
 async def _load(
-    gh: GitHubAPI, store: Store, blocking: BlockingRunner, repo: Repo, ref: str | None
+    gh: GitHubAPI, store: Store, blocking: BlockingRunner, repo: Repo, ref: str
 ) -> RepoConfig | None:
     raw = await changes.read_file(gh, repo, CONFIG_PATH, ref)
     if raw is None:

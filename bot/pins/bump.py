@@ -91,7 +91,7 @@ async def sync_repo(
     """
     repo = Repo.parse(full_name)
     config, base = await asyncio.gather(
-        load_config(gh, store, blocking, repo, cache=cache),
+        load_config(gh, store, blocking, repo, cache=cache if cache is not None else {}),
         default_branch_head(gh, store, repo, refresh=refresh),
     )
     if config is None:
