@@ -13,8 +13,23 @@ concurrent senders in ``--concurrency``, as fast as they are answered (the
 inbox commits concurrent deliveries together, so more senders, fewer flushes).
 Phase 2 (latency): a steady ``--rate`` requests/s for ``--seconds``, reporting
 p50/p99 acknowledgement latency.
+Phase 3 (sustained, always run): an open-loop sender offers each rate in
+``--rates`` for ``--step-seconds``: every delivery is started on its own
+timetable slot (an asyncio task), whether or not earlier ones were answered, and
+its latency is counted from that slot, so time spent queued in the client counts
+too (no coordinated omission). Per rate: deliveries sent and acknowledged per
+second, p50/p99 acknowledgement latency, and for the intake the inbox depth
+(deliveries QUEUED or RUNNING, read from its SQLite file) at the step's start and
+after the step's last answer. A server *sustains* a rate when p99 ack < 50 ms,
+no request failed and (intake) the depth grew by less than 5 % of the deliveries
+sent in the step; its sustained capacity is the highest such rate. Between steps
+the intake's inbox is given up to ``--drain-seconds`` to empty.
+
+All ``ping`` deliveries share one subject (``repo:o/r``), so the inbox runs
+them one at a time, whatever the number of workers.
 
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
+       [--rates 100 200 400 800 1600 3200] [--step-seconds 3]
 """
 
 from __future__ import annotations
@@ -24,8 +39,10 @@ import asyncio
 import hashlib
 import hmac
 import json
+import math
 import os
 import socket
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -130,11 +147,158 @@ async def steady(url: str, rate: float, seconds: float) -> list[float]:
         return list(await asyncio.gather(*tasks))
 
 
+# --- sustained (open-loop) ------------------------------------------------------
+
+P99_LIMIT_MS = 50.0
+GROWTH_LIMIT = 0.05  # of the deliveries sent in the step
+CLIENT_CONNECTIONS = 1000  # a cap on sockets only; waiting for one counts as latency
+REQUEST_TIMEOUT = 15.0
+
+
+def inbox_depth(database: Path) -> int:
+    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5.0)
+    try:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
+        ).fetchone()
+        return int(row[0])
+    finally:
+        conn.close()
+
+
+async def post_at(session: aiohttp.ClientSession, url: str, slot: float) -> float:
+    """Latency from the delivery's timetable slot to its 202; ``inf`` if it failed."""
+    try:
+        async with session.post(url, data=BODY, headers=headers()) as response:
+            await response.read()
+            ok = response.status == 202
+    except (aiohttp.ClientError, TimeoutError):
+        ok = False
+    return time.perf_counter() - slot if ok else math.inf
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+@dataclass(frozen=True)
+class Step:
+    offered: float
+    sent: int
+    sent_per_second: float  # timetable slots actually started per second
+    acked_per_second: float  # 202s per second, first slot to last answer
+    p50_ms: float
+    p99_ms: float
+    failed: int
+    depth_start: int | None  # inbox deliveries QUEUED/RUNNING (intake only)
+    depth_end: int | None
+
+    @property
+    def growth(self) -> int | None:
+        if self.depth_start is None or self.depth_end is None:
+            return None
+        return self.depth_end - self.depth_start
+
+    @property
+    def sustained(self) -> bool:
+        flat = self.growth is None or self.growth < GROWTH_LIMIT * self.sent
+        return self.failed == 0 and self.p99_ms < P99_LIMIT_MS and flat
+
+
+async def open_loop(
+    session: aiohttp.ClientSession, url: str, rate: float, seconds: float
+) -> tuple[list[float], float, float]:
+    """Start one request per timetable slot; (latencies, sending time, total time)."""
+    count = int(rate * seconds)
+    tasks = []
+    start = time.perf_counter()
+    for i in range(count):
+        slot = start + i / rate
+        delay = slot - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)  # pacing the load, not measuring by it
+        tasks.append(asyncio.create_task(post_at(session, url, slot)))
+    sending = time.perf_counter() - start
+    latencies = list(await asyncio.gather(*tasks))
+    return latencies, sending, time.perf_counter() - start
+
+
+async def drain(database: Path, limit: float) -> None:
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        if await asyncio.to_thread(inbox_depth, database) == 0:
+            return
+        await asyncio.sleep(0.1)
+
+
+async def sustained(url: str, database: Path | None, args: argparse.Namespace) -> list[Step]:
+    steps = []
+    connector = aiohttp.TCPConnector(limit=CLIENT_CONNECTIONS)
+    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        for rate in args.rates:
+            if database is not None:
+                await drain(database, args.drain_seconds)
+            await asyncio.sleep(0.5)  # let the server settle (WAL checkpoint, GC)
+            depth_start = None if database is None else inbox_depth(database)
+            latencies, sending, total = await open_loop(session, url, rate, args.step_seconds)
+            depth_end = None if database is None else inbox_depth(database)
+            acked = [x for x in latencies if math.isfinite(x)]
+            steps.append(
+                Step(
+                    offered=rate,
+                    sent=len(latencies),
+                    sent_per_second=len(latencies) / max(sending, 1 / rate),
+                    acked_per_second=len(acked) / total,
+                    p50_ms=statistics.median(latencies) * 1000,
+                    p99_ms=percentile(latencies, 0.99) * 1000,
+                    failed=len(latencies) - len(acked),
+                    depth_start=depth_start,
+                    depth_end=depth_end,
+                )
+            )
+    return steps
+
+
+def capacity(steps: list[Step]) -> float:
+    """The highest offered rate sustained (0 if none)."""
+    return max((step.offered for step in steps if step.sustained), default=0.0)
+
+
+def fmt_ms(value: float) -> str:
+    return "timeout" if math.isinf(value) else f"{value:.1f} ms"
+
+
+def print_sustained(name: str, steps: list[Step]) -> None:
+    intake = steps[0].depth_start is not None
+    print(f"\n{name}, open loop, {steps[0].sent / steps[0].offered:.0f} s per rate:")
+    extra = " inbox at start | inbox at end | growth |" if intake else ""
+    print(f"| offered/s | sent/s | acked/s | p50 ack | p99 ack | failed |{extra} sustained |")
+    print("|---|---|---|---|---|---|" + ("---|" * 3 if intake else "") + "---|")
+    for st in steps:
+        cells = [
+            f"{st.offered:.0f}",
+            f"{st.sent_per_second:.0f}",
+            f"{st.acked_per_second:.0f}",
+            fmt_ms(st.p50_ms),
+            fmt_ms(st.p99_ms),
+            str(st.failed),
+        ]
+        if intake:
+            growth = st.growth or 0
+            share = 100 * growth / st.sent
+            cells += [str(st.depth_start), str(st.depth_end), f"{growth:+d} ({share:+.1f} %)"]
+        cells.append("yes" if st.sustained else "no")
+        print("| " + " | ".join(cells) + " |")
+
+
 @dataclass(frozen=True)
 class Result:
     per_second: dict[int, float]  # by number of concurrent senders
     p50_ms: float
     p99_ms: float
+    steps: list[Step]
 
 
 async def measure(kind: str, args: argparse.Namespace) -> Result:
@@ -163,11 +327,13 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
                 for senders in args.concurrency
             }
             latencies = sorted(await steady(url, args.rate, args.seconds))
+            database = Path(tmp) / "bench.sqlite3" if kind == "intake" else None
+            steps = await sustained(url, database, args)
         finally:
             proc.terminate()
             await proc.wait()
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    return Result(per_second, statistics.median(latencies) * 1000, p99 * 1000)
+    return Result(per_second, statistics.median(latencies) * 1000, p99 * 1000, steps)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -189,6 +355,21 @@ async def main(args: argparse.Namespace) -> None:
     )
     print(f"ratio intake/bare (deliveries/s): {ratios}")
 
+    print_sustained("bare aiohttp handler", bare.steps)
+    print_sustained("followup-bot intake", intake.steps)
+    caps = {name: capacity(r.steps) for name, r in (("bare", bare), ("intake", intake))}
+    top = max(args.rates)
+    shown = {
+        name: (f"≥ {cap:.0f}" if cap == top else f"{cap:.0f}") + "/s" for name, cap in caps.items()
+    }
+    print(
+        f"\nsustained capacity (p99 ack < {P99_LIMIT_MS:.0f} ms, no failure, inbox growth"
+        f" < {GROWTH_LIMIT:.0%} of the step): bare {shown['bare']}, intake {shown['intake']}"
+    )
+    if caps["bare"]:
+        bound = " (bare at the top rate: a lower bound on bare)" if caps["bare"] == top else ""
+        print(f"ratio intake/bare (sustained capacity): {caps['intake'] / caps['bare']:.2f}{bound}")
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -196,6 +377,9 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rates", type=float, nargs="+", default=[100, 200, 400, 800, 1600, 3200])
+    parser.add_argument("--step-seconds", type=float, default=3.0)
+    parser.add_argument("--drain-seconds", type=float, default=5.0)
     parser.add_argument("--serve", choices=("bare", "intake"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
