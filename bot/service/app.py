@@ -31,7 +31,7 @@ from bot.github.client import GitHubApp
 from bot.registry.pool import Registries
 from bot.service import startup
 from bot.service.blocking import BlockingRunner
-from bot.service.dispatch import build_dispatcher
+from bot.service.dispatch import build_dispatcher, build_wants
 from bot.service.inbox import Inbox
 from bot.service.locks import KeyedLocks
 from bot.service.reconcile import reconcile_forever
@@ -115,6 +115,7 @@ def create_app(
             max_attempts=settings.max_attempts,
             backoff_base=backoff_base,
             clock=clock,
+            wants=build_wants(routers),
         )
         services.followups.attach(inbox)
         app[SERVICES] = services

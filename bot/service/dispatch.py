@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from gidgethub import routing, sansio
@@ -78,6 +78,24 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
                 await _run_each_once(handlers, event, delivery.delivery_id, services)
 
     return dispatch
+
+
+def build_wants(routers: Sequence[routing.Router]) -> Callable[[str, str, Mapping[str, Any]], bool]:
+    """Whether any handler of ``routers`` takes a delivery, asked at intake: one no handler
+    wants is stored done at once, never claimed. Anything dispatch would refuse (an event
+    its source cannot send, an unroutable payload) is "wanted", so dispatch records why."""
+    router = routing.Router(*routers)
+
+    def wants(source: str, event: str, payload: Mapping[str, Any]) -> bool:
+        name = routed_event(source, event)
+        if name is None:
+            return True
+        try:
+            return bool(router.fetch(sansio.Event(dict(payload), event=name, delivery_id="")))
+        except TypeError:
+            return True
+
+    return wants
 
 
 def _event_of(delivery: Delivery) -> sansio.Event:

@@ -27,7 +27,8 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from bot.service.errors import is_transient, retry_after
 from bot.service.http_policy import exponential_backoff
@@ -76,6 +77,10 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
+# (source, event, payload) -> whether a handler takes it; see ``bot.service.dispatch``.
+Wants = Callable[[str, str, Mapping[str, Any]], bool]
+
+
 class Inbox:
     def __init__(
         self,
@@ -89,6 +94,7 @@ class Inbox:
         clock: Callable[[], float] = time.time,
         rng: Callable[[], float] = random.random,
         poll_interval: float = EXTERNAL_POLL_INTERVAL,
+        wants: Wants | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -97,6 +103,7 @@ class Inbox:
         if poll_interval <= 0:
             raise ValueError("poll_interval must be positive")
         self._poll_interval = poll_interval
+        self._wants = wants
         self._store = store
         self._dispatch = dispatch
         self._workers = workers
@@ -112,6 +119,10 @@ class Inbox:
         self._idle_workers: list[asyncio.Future[None]] = []
         self._unanswered_rings = 0
         self._stopping = False
+
+    def wants(self, source: str, event: str, payload: Mapping[str, Any]) -> bool:
+        """Whether any handler takes this delivery (without a router: assume so)."""
+        return True if self._wants is None else self._wants(source, event, payload)
 
     @property
     def busy_subjects(self) -> frozenset[str]:
@@ -171,7 +182,8 @@ class Inbox:
         if result is EnqueueResult.REQUEUED:
             logger.info(LOG_REDELIVERED, delivery.delivery_id, delivery.event)
             await self._warn_if_body_differs(delivery)
-        self._wake_for(delivery)
+        if delivery.wanted or result is EnqueueResult.REQUEUED:
+            self._wake_for(delivery)
         return result
 
     async def _warn_if_body_differs(self, delivery: Delivery) -> None:

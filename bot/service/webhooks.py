@@ -317,6 +317,7 @@ async def _accept(
         payload=body,
         subject=_subject(subject_of, event, delivery_id, payload),
         received_at=clock(),
+        wanted=inbox.wants(source, event, payload),
     )
     return await _store(inbox, delivery)
 

@@ -26,6 +26,9 @@ class Delivery:
     subject: str  # deliveries with the same subject never run concurrently
     received_at: float  # epoch seconds
     attempts: int = 0  # attempts started so far (a claim counts as one)
+    # False: no handler wants it; stored already done (kept for dedupe and the
+    # operator's view), never claimed by a worker. Not a column of its own.
+    wanted: bool = True
 
 
 class DeliveryStatus(StrEnum):

@@ -606,9 +606,12 @@ def _enqueue_many(
 def _enqueue(conn: sqlite3.Connection, delivery: Delivery, requeue_failed: bool) -> EnqueueResult:
     # ON CONFLICT names the id on purpose: INSERT OR IGNORE would also swallow
     # CHECK/NOT NULL violations and report them as duplicates.
+    # A delivery no handler wants is stored finished: a redelivery is a duplicate, and
+    # no worker ever claims it (one write instead of three).
+    status, finished_at = ("queued", None) if delivery.wanted else ("done", delivery.received_at)
     cursor = conn.execute(
-        f"INSERT INTO deliveries ({_DELIVERY_COLUMNS})"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, NULL)"
+        f"INSERT INTO deliveries ({_DELIVERY_COLUMNS}, finished_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
         " ON CONFLICT (delivery_id) DO NOTHING",
         (
             delivery.delivery_id,
@@ -618,7 +621,9 @@ def _enqueue(conn: sqlite3.Connection, delivery: Delivery, requeue_failed: bool)
             delivery.subject,
             delivery.received_at,
             delivery.attempts,
+            status,
             delivery.received_at,
+            finished_at,
         ),
     )
     if cursor.rowcount == 1:
