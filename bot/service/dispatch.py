@@ -32,7 +32,9 @@ ERROR_UNROUTABLE = "a {event} delivery whose fields cannot be routed (e.g. a non
 ERROR_HANDLERS_FAILED = "{count} handler(s) failed: {details}"
 LOG_FAILED = "handler %s failed on delivery %s"
 
-Dispatcher = Callable[[Delivery], Awaitable[None]]
+# Returns the handlers that completed but are not recorded yet: the inbox records them
+# with the delivery's end, in one transaction.
+Dispatcher = Callable[[Delivery], Awaitable[Sequence[str]]]
 Handler = Callable[..., Awaitable[Any]]
 
 
@@ -67,15 +69,16 @@ def handler_name(handler: Handler) -> str:
 def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> Dispatcher:
     router = routing.Router(*routers)
 
-    async def dispatch(delivery: Delivery) -> None:
+    async def dispatch(delivery: Delivery) -> Sequence[str]:
         event = _event_of(delivery)
         try:
             handlers = sorted(router.fetch(event), key=handler_name)
         except TypeError as exc:  # e.g. an "action" that is a list: unhashable
             raise PermanentError(ERROR_UNROUTABLE.format(event=event.event)) from exc
-        if handlers:
-            with delivery_memo():  # the handlers share the reads of one moment
-                await _run_each_once(handlers, event, delivery.delivery_id, services)
+        if not handlers:
+            return ()
+        with delivery_memo():  # the handlers share the reads of one moment
+            return await _run_each_once(handlers, event, delivery.delivery_id, services)
 
     return dispatch
 
@@ -114,23 +117,34 @@ def _event_of(delivery: Delivery) -> sansio.Event:
 
 async def _run_each_once(
     handlers: Sequence[Handler], event: sansio.Event, delivery_id: str, services: Services
-) -> None:
-    """Every handler not yet done for this delivery, each isolated from the others."""
+) -> Sequence[str]:
+    """Every handler not yet done for this delivery, each isolated from the others.
+
+    Each completed handler is recorded before the next one runs; the last one is
+    returned instead, for the inbox to record with the delivery's end (one write).
+    """
     done = await services.store.handlers_done(delivery_id)
     failures: list[tuple[str, BaseException]] = []
+    unrecorded: str | None = None
     for handler in handlers:
         handler_id = handler_name(handler)
         if handler_id in done:
             continue
+        if unrecorded is not None:
+            await services.store.mark_handler_done(delivery_id, unrecorded)
+            unrecorded = None
         try:
             await handler(event, services)
         except Exception as exc:  # isolate: one handler never stops the others
             _log_failure(handler_id, delivery_id, exc)
             failures.append((handler_id, exc))
         else:
-            await services.store.mark_handler_done(delivery_id, handler_id)
+            unrecorded = handler_id
     if failures:
+        if unrecorded is not None:  # the delivery will not end now: record it here
+            await services.store.mark_handler_done(delivery_id, unrecorded)
         raise _combined(failures)
+    return () if unrecorded is None else (unrecorded,)
 
 
 def _log_failure(handler_id: str, delivery_id: str, exc: Exception) -> None:

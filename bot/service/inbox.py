@@ -27,7 +27,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from bot.service.errors import is_transient, retry_after
@@ -36,7 +36,8 @@ from bot.store.protocol import Delivery, EnqueueResult, Store
 
 logger = logging.getLogger(__name__)
 
-Dispatcher = Callable[[Delivery], Awaitable[None]]
+# A dispatcher returns the handlers it completed but did not record (None: none).
+Dispatcher = Callable[[Delivery], Awaitable[Sequence[str] | None]]
 
 LOG_OUTCOME = "delivery %s (%s, subject %s) attempt %d: %s"
 RESULT_DONE = "done"
@@ -303,11 +304,11 @@ class Inbox:
                 await self._fail(delivery, GAVE_UP.format(attempts=delivery.attempts - 1))
                 return
             try:
-                await self._dispatch(delivery)
+                completed = await self._dispatch(delivery)
             except Exception as exc:
                 await self._record_failure(delivery, exc)
             else:
-                await self._store.finish(delivery.delivery_id)
+                await self._store.finish(delivery.delivery_id, handlers=completed or ())
                 self._log(delivery, RESULT_DONE)
         finally:
             # The subject stays in _busy: the worker releases it at its next claim.

@@ -124,8 +124,10 @@ class Store(Protocol):
         (the returned value carries the new count).
         """
 
-    async def finish(self, delivery_id: str) -> None:
-        """Mark DONE (as of now: ``prune`` ages finished deliveries from then).
+    async def finish(self, delivery_id: str, *, handlers: Collection[str] = ()) -> None:
+        """Mark DONE (as of now: ``prune`` ages finished deliveries from then), and
+        ``handlers`` completed, in one transaction (the last handler of a delivery is
+        recorded with its end: one write fewer, the same crash window).
 
         ``UnknownDelivery`` if the id is not stored (same for the next two).
         """

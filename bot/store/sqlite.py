@@ -402,8 +402,8 @@ class SQLiteStore(Store):
     async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
         return await self._run(_claim, now, busy_subjects)
 
-    async def finish(self, delivery_id: str) -> None:
-        await self._run(_set_status, delivery_id, DeliveryStatus.DONE, None, None, self._clock())
+    async def finish(self, delivery_id: str, *, handlers: Collection[str] = ()) -> None:
+        await self._run(_finish, delivery_id, tuple(handlers), self._clock())
 
     async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
         await self._run(_set_status, delivery_id, DeliveryStatus.QUEUED, at, reason, None)
@@ -742,6 +742,18 @@ def _list_deliveries(
         (status_value, status_value, max(limit, 0)),
     ).fetchall()
     return [_record(row) for row in rows]
+
+
+def _finish(
+    conn: sqlite3.Connection, delivery_id: str, handlers: tuple[str, ...], now: float
+) -> None:
+    if not handlers:
+        _set_status(conn, delivery_id, DeliveryStatus.DONE, None, None, now)
+        return
+    with _transaction(conn):
+        for handler in handlers:
+            _mark_handler_done(conn, delivery_id, handler)
+        _set_status(conn, delivery_id, DeliveryStatus.DONE, None, None, now)
 
 
 def _handlers_done(conn: sqlite3.Connection, delivery_id: str) -> frozenset[str]:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from pathlib import Path
 
@@ -186,6 +187,33 @@ async def test_handler_runs(store: SQLiteStore) -> None:
     await store.mark_handler_done("d", "landing")
     assert await store.handlers_done("d") == frozenset({"bump", "landing"})
     assert await store.handlers_done("other") == frozenset()
+
+
+async def test_finish_records_the_last_handlers_in_the_same_transaction(
+    store: SQLiteStore,
+) -> None:
+    await store.enqueue(make_delivery("d"))
+    await store.claim(2000.0, frozenset())
+    await store.finish("d", handlers=("bump", "landing"))
+    record = await store.get_delivery("d")
+    assert record is not None
+    assert record.status is DeliveryStatus.DONE
+    assert await store.handlers_done("d") == frozenset({"bump", "landing"})
+    # An unknown id changes nothing: the handler rows roll back with the status.
+    with pytest.raises(UnknownDelivery):
+        await store.finish("ghost", handlers=("bump",))
+    assert await store.handlers_done("ghost") == frozenset()
+
+
+async def test_a_delivery_no_handler_wants_is_stored_done(store: SQLiteStore) -> None:
+    unwanted = dataclasses.replace(make_delivery("u"), wanted=False)
+    assert await store.enqueue(unwanted)
+    record = await store.get_delivery("u")
+    assert record is not None
+    assert record.status is DeliveryStatus.DONE
+    assert await store.claim(2000.0, frozenset()) is None
+    assert await store.count_unfinished() == 0
+    assert not await store.enqueue(unwanted)  # a redelivery is a duplicate
 
 
 async def test_state_documents(store: SQLiteStore) -> None:
