@@ -25,8 +25,12 @@ no request failed and (intake) the depth grew by less than 5 % of the deliveries
 sent in the step; its sustained capacity is the highest such rate. Between steps
 the intake's inbox is given up to ``--drain-seconds`` to empty.
 
-All ``ping`` deliveries share one subject (``repo:o/r``), so the inbox runs
-them one at a time, whatever the number of workers.
+Every delivery is an ``issue_comment`` (``created``) on one PR of a repository the bot
+does not serve: a handler wants it (it is claimed, dispatched and finished like real
+work; one no handler wants would be stored done at intake and measure nothing of the
+workers), and the handler ends at its first guard, without a GitHub request. All share
+one subject (the PR), so the inbox runs them one at a time, whatever the number of
+workers.
 
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
        [--rates 100 200 400 800 1600 3200] [--step-seconds 3]
@@ -56,8 +60,13 @@ from aiohttp import web
 
 SECRET = "bench-secret"
 BODY = json.dumps(
-    {"zen": "Keep it logically awesome.", "hook_id": 1, "repository": {"full_name": "o/r"}}
-    | {"padding": "x" * 6000}  # real push payloads are several KB
+    {
+        "action": "created",
+        "repository": {"full_name": "o/r"},
+        "issue": {"number": 1, "user": {"login": "a"}, "labels": [], "pull_request": {}},
+        "comment": {"id": 1, "body": "lgtm", "user": {"login": "b"}, "html_url": "x"},
+    }
+    | {"padding": "x" * 6000}  # real payloads are several KB
 ).encode()
 READY = "ready"
 
@@ -104,7 +113,7 @@ def serve(kind: str, port: int, workdir: Path) -> None:
 def headers() -> dict[str, str]:
     signature = hmac.new(SECRET.encode(), BODY, hashlib.sha256).hexdigest()
     return {
-        "X-GitHub-Event": "ping",
+        "X-GitHub-Event": "issue_comment",
         "X-GitHub-Delivery": str(uuid.uuid4()),
         "X-Hub-Signature-256": f"sha256={signature}",
         "Content-Type": "application/json",
