@@ -13,6 +13,7 @@ last check is kept for the dashboard.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -119,11 +120,11 @@ async def _check(ctx: RepoScope, build: Mapping[str, Any]) -> ImageCheck:
         rows = await _rows(client, consumed)
     except ValueError as exc:
         return _failed(base, str(exc))
-    return ImageCheck(**{**base.__dict__, "rows": rows})
+    return dataclasses.replace(base, rows=rows)
 
 
 def _failed(base: ImageCheck, problem: str) -> ImageCheck:
-    return ImageCheck(**{**base.__dict__, "problem": problem})
+    return dataclasses.replace(base, problem=problem)
 
 
 def _ref(image: str) -> ImageRef:
@@ -141,24 +142,20 @@ async def _rows(client: RegistryClient, consumed: Sequence[ConsumedImage]) -> tu
     ]
     # The stable counterparts of missing nightly images: does the producer's stable tag exist?
     asked = [
-        (item, probe)
-        for item, probe in zip(consumed, probes, strict=True)
-        if probe.exists is False and item.counterpart is not None
+        (item, missing)
+        for item, missing in zip(consumed, probes, strict=True)
+        if missing.exists is False and item.counterpart is not None
     ]
     counterparts = await client.manifest_statuses(
-        [_ref(str(item.counterpart)) for item, _probe in asked]
+        [_ref(str(item.counterpart)) for item, _missing in asked]
     )
-    for (item, _probe), probe in zip(asked, counterparts, strict=True):
+    for (item, missing), probe in zip(asked, counterparts, strict=True):
         if probe.exists:  # a missing counterpart adds nothing to the story
             row = _row(str(item.counterpart), probe, (), item.producer)
-            rows.append(ImageRow(**{**row.__dict__, "counterpart_of": probe_tag(item.image)}))
+            rows.append(dataclasses.replace(row, counterpart_of=missing.ref.tag))
     # Found first, then unknown, then missing: the table reads as the proof does.
     order = {True: 0, None: 1, False: 2}
     return tuple(sorted(rows, key=lambda row: order[row.exists]))
-
-
-def probe_tag(image: str) -> str:
-    return ImageRef.parse(image).tag
 
 
 def _row(image: str, probe: TagProbe, consumers: tuple[str, ...], producer: str | None) -> ImageRow:

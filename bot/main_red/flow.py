@@ -46,7 +46,7 @@ from bot.main_red.suspects import Suspects, find_suspects
 from bot.retry.classify import FailureClass
 from bot.service.build_scope import BuildScope
 from bot.service.scope import RepoScope
-from bot.store.kinds import signal_key
+from bot.store.kinds import Kind, signal_key
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +95,15 @@ async def on_main_build(
         ctx, where.org, where.pipeline, where.branch, newest=number, finished_at=finished_at
     )
     by_number = {int(b.get("number") or 0): b for b in builds}
+    # One read of every stored signal, instead of one per step: a main build has some
+    # 200 steps, nearly all green and never stored.
+    stored = {key for key, _doc in await ctx.store.list_state(Kind.MAIN_SIGNAL)}
     outcomes = []
     for step, runs in sorted(timelines(builds).items(), key=lambda item: str(item[0])):
         if not watched(ctx, step.key):
             continue
+        if runs[0].passed and signal_key(ctx.repo, where.pipeline, str(step)) not in stored:
+            continue  # green and never red: nothing to read, nothing to write
         outcome = await _one_step(ctx, where, step, runs, by_number)
         if outcome is not None:
             outcomes.append(outcome)
@@ -116,11 +121,10 @@ async def _one_step(
     newest = runs[0]
     key = signal_key(ctx.repo, where.pipeline, name)
     if newest.passed:
-        # Most steps, most of the time: nothing to read, nothing stored for them.
-        doc = await signal_state.load(ctx, where.pipeline, name)
-        if doc.state == GREEN or (doc.closed and doc.state == GREEN):
-            return None
         async with ctx.locks.hold(key):
+            doc = await signal_state.load(ctx, where.pipeline, name)
+            if doc.state == GREEN:
+                return None
             await close_episode(ctx, where.pipeline, name, newest, doc)
             doc.state, doc.reason, doc.closed = GREEN, "", True
             doc.last_green = newest.build_number

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.buildkite.errors import BuildkiteError
+from bot.config.main_red import DEFAULT_MAIN_HISTORY_BUILDS
 from bot.images.logs import job_log_lines
 from bot.main_red.signals import RunEvidence, StepRun
 from bot.retry.classify import (
@@ -27,6 +28,12 @@ FINISHED = ("passed", "failed")
 _NOT_THE_CODE = frozenset({FailureClass.INFRA, FailureClass.KNOWN_FLAKY})
 
 
+def history_builds(ctx: RepoScope) -> int:
+    """How many finished main builds a judgement reads (config, else the default)."""
+    config = ctx.config.main_red
+    return config.history_builds if config is not None else DEFAULT_MAIN_HISTORY_BUILDS
+
+
 async def main_builds(
     ctx: RepoScope, org: str, pipeline: str, branch: str, *, newest: int, finished_at: str = ""
 ) -> list[dict[str, Any]]:
@@ -40,7 +47,7 @@ async def main_builds(
     found = ctx.cache.get(key)
     if found is not None and _fresh(found[1], newest, finished_at):
         return list(found[1])
-    count = ctx.config.main_red.history_builds if ctx.config.main_red else 30
+    count = history_builds(ctx)
     listed = await ctx.buildkite.builds(
         org,
         pipeline,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bot.github.default_branch import default_branch_name
 from bot.main_red import text
-from bot.main_red.reads import evidence_of, main_builds, signatures_of
+from bot.main_red.reads import evidence_of, history_builds, main_builds, signatures_of
 from bot.main_red.signals import (
     SignalState,
     StepId,
@@ -46,7 +46,7 @@ async def why_red(scope: RepoScope, step: str) -> str:
                 await _section(scope, buildkite.organization, pipeline, branch, found, lines[found])
             )
     if not sections:
-        count = scope.config.main_red.history_builds if scope.config.main_red else 30
+        count = history_builds(scope)
         return text.WHY_RED_UNKNOWN_STEP.format(
             step=step, count=count, pipelines=", ".join(f"`{p}`" for p in _pipelines(scope))
         )
