@@ -28,12 +28,13 @@ the intake's inbox is given up to ``--drain-seconds`` to empty.
 Every delivery is an ``issue_comment`` (``created``) on one PR of a repository the bot
 does not serve: a handler wants it (it is claimed, dispatched and finished like real
 work; one no handler wants would be stored done at intake and measure nothing of the
-workers), and the handler ends at its first guard, without a GitHub request. All share
-one subject (the PR), so the inbox runs them one at a time, whatever the number of
-workers.
+workers), and the handler ends at its first guard, without a GitHub request. With ``--subjects 1``
+(the default, the worst case) all share one subject (the PR), so the inbox runs them
+one at a time, whatever the number of workers; with ``--subjects N`` they go round N
+PRs, as real traffic spreads over pins and PRs, and the workers' turns are batched.
 
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
-       [--rates 100 200 400 800 1600 3200] [--step-seconds 3]
+       [--rates 100 200 400 800 1600 3200] [--step-seconds 3] [--subjects 1]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import argparse
 import asyncio
 import hashlib
 import hmac
+import itertools
 import json
 import math
 import os
@@ -59,16 +61,42 @@ import aiohttp
 from aiohttp import web
 
 SECRET = "bench-secret"
-BODY = json.dumps(
-    {
-        "action": "created",
-        "repository": {"full_name": "o/r"},
-        "issue": {"number": 1, "user": {"login": "a"}, "labels": [], "pull_request": {}},
-        "comment": {"id": 1, "body": "lgtm", "user": {"login": "b"}, "html_url": "x"},
-    }
-    | {"padding": "x" * 6000}  # real payloads are several KB
-).encode()
 READY = "ready"
+
+
+def body(number: int) -> bytes:
+    """An ``issue_comment`` on PR ``number`` (the delivery's subject)."""
+    return json.dumps(
+        {
+            "action": "created",
+            "repository": {"full_name": "o/r"},
+            "issue": {"number": number, "user": {"login": "a"}, "labels": [], "pull_request": {}},
+            "comment": {"id": 1, "body": "lgtm", "user": {"login": "b"}, "html_url": "x"},
+        }
+        | {"padding": "x" * 6000}  # real payloads are several KB
+    ).encode()
+
+
+# One signed body per subject, sent in turn (``--subjects``; set in main).
+BODIES: list[tuple[bytes, str]] = []
+_sent = itertools.count()
+
+
+def use_subjects(count: int) -> None:
+    BODIES[:] = [
+        (b, "sha256=" + hmac.new(SECRET.encode(), b, hashlib.sha256).hexdigest())
+        for b in (body(n) for n in range(1, count + 1))
+    ]
+
+
+def next_delivery() -> tuple[bytes, dict[str, str]]:
+    data, signature = BODIES[next(_sent) % len(BODIES)]
+    return data, {
+        "X-GitHub-Event": "issue_comment",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": signature,
+        "Content-Type": "application/json",
+    }
 
 
 def free_port() -> int:
@@ -110,19 +138,10 @@ def serve(kind: str, port: int, workdir: Path) -> None:
 # --- load side ----------------------------------------------------------------
 
 
-def headers() -> dict[str, str]:
-    signature = hmac.new(SECRET.encode(), BODY, hashlib.sha256).hexdigest()
-    return {
-        "X-GitHub-Event": "issue_comment",
-        "X-GitHub-Delivery": str(uuid.uuid4()),
-        "X-Hub-Signature-256": f"sha256={signature}",
-        "Content-Type": "application/json",
-    }
-
-
 async def post(session: aiohttp.ClientSession, url: str) -> float:
     start = time.perf_counter()
-    async with session.post(url, data=BODY, headers=headers()) as response:
+    data, headers = next_delivery()
+    async with session.post(url, data=data, headers=headers) as response:
         await response.read()
         if response.status != 202:
             raise RuntimeError(f"unexpected {response.status}")
@@ -177,8 +196,9 @@ def inbox_depth(database: Path) -> int:
 
 async def post_at(session: aiohttp.ClientSession, url: str, slot: float) -> float:
     """Latency from the delivery's timetable slot to its 202; ``inf`` if it failed."""
+    data, headers = next_delivery()
     try:
-        async with session.post(url, data=BODY, headers=headers()) as response:
+        async with session.post(url, data=data, headers=headers) as response:
             await response.read()
             ok = response.status == 202
     except (aiohttp.ClientError, TimeoutError):
@@ -346,10 +366,12 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
 
 
 async def main(args: argparse.Namespace) -> None:
+    use_subjects(args.subjects)
     bare = await measure("bare", args)
     intake = await measure("intake", args)
     print(
-        f"{args.requests} deliveries of {len(BODY)} B per sender count; "
+        f"{args.requests} deliveries of {len(BODIES[0][0])} B on {args.subjects} subject(s)"
+        " per sender count; "
         f"latency at a steady {args.rate:.0f}/s for {args.seconds:.0f} s"
     )
     senders = args.concurrency
@@ -389,6 +411,7 @@ if __name__ == "__main__":
     parser.add_argument("--rates", type=float, nargs="+", default=[100, 200, 400, 800, 1600, 3200])
     parser.add_argument("--step-seconds", type=float, default=3.0)
     parser.add_argument("--drain-seconds", type=float, default=5.0)
+    parser.add_argument("--subjects", type=int, default=1)
     parser.add_argument("--serve", choices=("bare", "intake"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)

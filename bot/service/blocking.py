@@ -44,5 +44,6 @@ class BlockingRunner:
         async with asyncio.timeout(seconds):
             return await future
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the pool; ``wait=False`` on the event loop, which must not wait for a join."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)

@@ -78,7 +78,7 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
         if not handlers:
             return ()
         with delivery_memo():  # the handlers share the reads of one moment
-            return await _run_each_once(handlers, event, delivery.delivery_id, services)
+            return await _run_each_once(handlers, event, delivery, services)
 
     return dispatch
 
@@ -104,7 +104,8 @@ def build_wants(routers: Sequence[routing.Router]) -> Callable[[str, str, Mappin
 def _event_of(delivery: Delivery) -> sansio.Event:
     """The delivery as the event its source may send, or a PermanentError saying why not."""
     try:
-        data = json.loads(delivery.payload)
+        # Parsed once: at intake, when this process took the delivery in.
+        data = json.loads(delivery.payload) if delivery.parsed is None else delivery.parsed
     except ValueError as exc:
         raise PermanentError(ERROR_NOT_JSON) from exc
     if not isinstance(data, dict):
@@ -116,14 +117,17 @@ def _event_of(delivery: Delivery) -> sansio.Event:
 
 
 async def _run_each_once(
-    handlers: Sequence[Handler], event: sansio.Event, delivery_id: str, services: Services
+    handlers: Sequence[Handler], event: sansio.Event, delivery: Delivery, services: Services
 ) -> Sequence[str]:
     """Every handler not yet done for this delivery, each isolated from the others.
 
     Each completed handler is recorded before the next one runs; the last one is
     returned instead, for the inbox to record with the delivery's end (one write).
     """
-    done = await services.store.handlers_done(delivery_id)
+    delivery_id = delivery.delivery_id
+    done = delivery.handlers_done  # read by the claim, in its transaction
+    if done is None:
+        done = await services.store.handlers_done(delivery_id)
     failures: list[tuple[str, BaseException]] = []
     unrecorded: str | None = None
     for handler in handlers:

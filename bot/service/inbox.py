@@ -24,15 +24,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from bot.service.errors import is_transient, retry_after
-from bot.service.http_policy import exponential_backoff
-from bot.store.protocol import Delivery, EnqueueResult, Store
+from bot.service.attempt_end import AttemptEnd, RetryPolicy, after_failure, done, gave_up
+from bot.store.protocol import (
+    Delivery,
+    EnqueueResult,
+    Store,
+    UnknownDelivery,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +46,6 @@ logger = logging.getLogger(__name__)
 Dispatcher = Callable[[Delivery], Awaitable[Sequence[str] | None]]
 
 LOG_OUTCOME = "delivery %s (%s, subject %s) attempt %d: %s"
-RESULT_DONE = "done"
-RESULT_RETRY = "retry in %.1fs after %s"
-RESULT_FAILED = "failed: %s"
 LOG_DUPLICATE = "delivery %s (%s) is a duplicate; dropped"
 LOG_REDELIVERED = (
     "delivery %s (%s) had failed and was delivered again: queued to run again"
@@ -54,7 +57,8 @@ LOG_BODY_DIFFERS = (
 LOG_BODY_CHECK_FAILED = "could not compare the redelivery of %s with the stored body"
 LOG_REQUEUED = "requeued %d deliveries interrupted by the previous run"
 LOG_WORKER_ERROR = "inbox worker %s hit a store error; pausing"
-GAVE_UP = "gave up after {attempts} attempts; the last one never finished (crash or shutdown)"
+LOG_NOT_RECORDED = "stopping: could not record the end of %s; it runs again at the next start"
+LOG_VANISHED = "delivery %s was deleted while it ran; its end is not recorded"
 ALREADY_STARTED = "the inbox is already running"
 
 # After a store error a worker waits this long (or for the next change)
@@ -63,19 +67,9 @@ STORE_ERROR_PAUSE = 1.0
 # How often an idle worker looks at the store unasked, for work another process
 # queued (a replay from the command line): no in-process event announces it.
 EXTERNAL_POLL_INTERVAL = 2.0
-
-
-def backoff_delay(attempt: int, base: float, cap: float, rand: float) -> float:
-    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2^(attempt-1))].
-
-    ``rand`` is a number in [0, 1) so callers (and tests) choose the randomness.
-    """
-    return exponential_backoff(attempt, base=base, cap=cap, jitter=rand)
-
-
-def failure_reason(exc: BaseException) -> str:
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+# Parsed payloads kept from intake for this process's workers (see Delivery.parsed):
+# beyond this many waiting deliveries, a worker parses the stored body itself.
+PARSED_KEPT = 1024
 
 
 # (source, event, payload) -> whether a handler takes it; see ``bot.service.dispatch``.
@@ -108,9 +102,7 @@ class Inbox:
         self._store = store
         self._dispatch = dispatch
         self._workers = workers
-        self._max_attempts = max_attempts
-        self._backoff_base = backoff_base
-        self._backoff_max = backoff_max
+        self._policy = RetryPolicy(max_attempts, backoff_base, backoff_max)
         self._clock = clock
         self._rng = rng
         self._busy: set[str] = set()  # running, or held by a worker until its next claim
@@ -120,6 +112,7 @@ class Inbox:
         self._idle_workers: list[asyncio.Future[None]] = []
         self._unanswered_rings = 0
         self._stopping = False
+        self._parsed: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
 
     def wants(self, source: str, event: str, payload: Mapping[str, Any]) -> bool:
         """Whether any handler takes this delivery (without a router: assume so)."""
@@ -164,6 +157,7 @@ class Inbox:
         """
         accepted = await self._store.enqueue(delivery)
         if accepted:
+            self._remember_parsed(delivery)
             self._wake_for(delivery)
         else:
             logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
@@ -183,6 +177,8 @@ class Inbox:
         if result is EnqueueResult.REQUEUED:
             logger.info(LOG_REDELIVERED, delivery.delivery_id, delivery.event)
             await self._warn_if_body_differs(delivery)
+        if delivery.wanted and result is EnqueueResult.NEW:
+            self._remember_parsed(delivery)
         if delivery.wanted or result is EnqueueResult.REQUEUED:
             self._wake_for(delivery)
         return result
@@ -253,12 +249,19 @@ class Inbox:
         # The subject of the delivery this worker just finished stays busy until
         # its next claim: otherwise, in that window, idle workers woken by new
         # deliveries of the same subject would scan the whole queue in vain.
+        # A worker's turn is one store call: how its last attempt ended, then its
+        # next claim; an end the store has not taken yet is kept for the next try.
         held: str | None = None
+        ended: AttemptEnd | None = None
         while not self._stopping:
             try:
                 now = self._clock()
                 busy = self._busy - {held} if held is not None else self._busy
-                delivery = await self._store.claim(now, frozenset(busy))
+                settled = None if ended is None else ended.settlement
+                delivery = await self._store.settle_and_claim(settled, now, frozenset(busy))
+                if ended is not None:
+                    self._recorded(ended)
+                    ended = None
                 if held is not None and (delivery is None or delivery.subject != held):
                     self._busy.discard(held)
                     if delivery is not None:
@@ -270,16 +273,53 @@ class Inbox:
                     # No ring for other workers here: each new delivery rings
                     # one, busy workers claim again when they finish, and idle
                     # ones wake for retries on their own timers.
-                    await self._process(delivery)
+                    ended = await self._process(self._with_parsed(delivery))
                     held = delivery.subject
                     continue
+            except UnknownDelivery:
+                # Its delivery was deleted under it (an operator's prune): nothing to end.
+                logger.warning(LOG_VANISHED, ended.delivery.delivery_id if ended else "?")
+                ended = None
+                timeout = 0.0
             except Exception:
                 logger.exception(LOG_WORKER_ERROR, name)
                 timeout = STORE_ERROR_PAUSE
-                if held is not None:
+                if held is not None and ended is None:
                     self._busy.discard(held)
                     held = None
             await self._wait_for_ring(timeout)
+        if ended is not None:
+            await self._record_on_the_way_out(ended)
+
+    async def _record_on_the_way_out(self, ended: AttemptEnd) -> None:
+        # Stopped between an attempt and the turn that records it (a stop whose
+        # cancellation was lost): record it now, or the next start runs it again.
+        try:
+            await self._store.settle_and_claim(
+                ended.settlement, self._clock(), frozenset(), claim=False
+            )
+        except Exception:
+            logger.warning(LOG_NOT_RECORDED, ended.delivery.delivery_id, exc_info=True)
+        else:
+            self._recorded(ended)
+
+    def _with_parsed(self, delivery: Delivery) -> Delivery:
+        parsed = self._parsed.pop(delivery.delivery_id, None)
+        return delivery if parsed is None else dataclasses.replace(delivery, parsed=parsed)
+
+    def _remember_parsed(self, delivery: Delivery) -> None:
+        # Only deliveries a worker of this process will run; bounded, because a
+        # delivery claimed elsewhere (or never) would otherwise stay here for good.
+        if delivery.parsed is None:
+            return
+        self._parsed[delivery.delivery_id] = delivery.parsed
+        while len(self._parsed) > PARSED_KEPT:
+            self._parsed.popitem(last=False)
+
+    def _recorded(self, ended: AttemptEnd) -> None:
+        """The store has ``ended``: log it, and tell ``wait_idle`` something moved."""
+        self._log(ended.delivery, ended.result, level=ended.level, cause=ended.cause)
+        self._signal()
 
     async def _idle_timeout(self, claimed_at: float) -> float:
         """How long to sleep when nothing could be claimed at ``claimed_at``.
@@ -294,49 +334,23 @@ class Inbox:
             return self._poll_interval
         return min(max(due - self._clock(), 0.0), self._poll_interval)
 
-    async def _process(self, delivery: Delivery) -> None:
+    async def _process(self, delivery: Delivery) -> AttemptEnd:
+        """Run one attempt; how it ended, for the worker's next turn to record."""
         self._busy.add(delivery.subject)
         self._running.add(delivery.subject)
         try:
-            if delivery.attempts > self._max_attempts:
+            if delivery.attempts > self._policy.max_attempts:
                 # Only reachable when earlier attempts died with the process:
                 # a delivery that keeps crashing the bot must not loop forever.
-                await self._fail(delivery, GAVE_UP.format(attempts=delivery.attempts - 1))
-                return
+                return gave_up(delivery)
             try:
                 completed = await self._dispatch(delivery)
             except Exception as exc:
-                await self._record_failure(delivery, exc)
-            else:
-                await self._store.finish(delivery.delivery_id, handlers=completed or ())
-                self._log(delivery, RESULT_DONE)
+                return after_failure(delivery, exc, self._policy, self._clock(), self._rng())
+            return done(delivery, completed or ())
         finally:
             # The subject stays in _busy: the worker releases it at its next claim.
             self._running.discard(delivery.subject)
-            self._signal()
-
-    async def _record_failure(self, delivery: Delivery, exc: Exception) -> None:
-        reason = failure_reason(exc)
-        if not is_transient(exc) or delivery.attempts >= self._max_attempts:
-            await self._fail(delivery, reason, exc.__cause__)
-            return
-        requested = retry_after(exc)
-        delay = (
-            max(requested, 0.0)
-            if requested is not None
-            else backoff_delay(
-                delivery.attempts, self._backoff_base, self._backoff_max, self._rng()
-            )
-        )
-        await self._store.retry_later(delivery.delivery_id, self._clock() + delay, reason)
-        self._log(delivery, RESULT_RETRY % (delay, reason))
-
-    async def _fail(
-        self, delivery: Delivery, reason: str, cause: BaseException | None = None
-    ) -> None:
-        await self._store.fail(delivery.delivery_id, reason)
-        # The one traceback of a delivery: a bug's, once, when the bot gives up.
-        self._log(delivery, RESULT_FAILED % reason, level=logging.WARNING, cause=cause)
 
     def _log(
         self,

@@ -69,15 +69,17 @@ def _lookup(payload: Payload, path: str, prefix: str) -> Any:
     """The value at ``path`` (None when any key on the way is absent or null); messages
     name it ``prefix + path``."""
     value: Any = payload
-    walked: list[str] = []
-    for part in path.split("."):
+    parts = path.split(".")
+    for index, part in enumerate(parts):
         if value is None:
             return None
-        if not isinstance(value, Mapping):
+        # dict first: parsed JSON is always one, and the Mapping ABC check is slow
+        # (this runs a dozen times per delivery).
+        if type(value) is not dict and not isinstance(value, Mapping):
+            walked = parts[:index]
             where = prefix + ".".join(walked) if walked else prefix.removesuffix(".")
             raise _wrong_type(where or "(root)", value, _OBJECT)
         value = value.get(part)
-        walked.append(part)
     return value
 
 

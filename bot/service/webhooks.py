@@ -318,6 +318,7 @@ async def _accept(
         subject=_subject(subject_of, event, delivery_id, payload),
         received_at=clock(),
         wanted=inbox.wants(source, event, payload),
+        parsed=payload,
     )
     return await _store(inbox, delivery)
 

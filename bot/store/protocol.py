@@ -9,8 +9,8 @@ nothing about SQL so a PostgreSQL backend can follow the SQLite one.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -29,6 +29,12 @@ class Delivery:
     # False: no handler wants it; stored already done (kept for dedupe and the
     # operator's view), never claimed by a worker. Not a column of its own.
     wanted: bool = True
+    # In memory only, never stored or compared. ``parsed``: the payload as the
+    # intake parsed it, handed to the worker of the same process so the body is
+    # parsed once. ``handlers_done``: the handlers already completed, read by the
+    # claim in its own transaction (None: not read; ask the store).
+    parsed: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    handlers_done: frozenset[str] | None = field(default=None, compare=False)
 
 
 class DeliveryStatus(StrEnum):
@@ -61,6 +67,36 @@ class Requeue:
     previous: DeliveryStatus | None  # None: no delivery has that id
     requeued: bool
     handlers_forgotten: int = 0  # handler runs dropped (only when a DONE one is requeued)
+
+
+@dataclass(frozen=True)
+class InboxStats:
+    """The inbox at one moment, for metrics and readiness."""
+
+    queued: int  # QUEUED, due or not
+    running: int
+    oldest_queued_at: float | None  # the earliest arrival among QUEUED deliveries
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """How one attempt at a claimed delivery ended, for ``Store.settle_and_claim``."""
+
+    delivery_id: str
+    status: DeliveryStatus  # DONE, QUEUED (to retry at ``retry_at``) or FAILED
+    handlers: tuple[str, ...] = ()  # DONE: handlers completed but not yet recorded
+    retry_at: float | None = None  # QUEUED: when the delivery falls due again
+    reason: str | None = None  # QUEUED or FAILED: why the attempt failed
+
+    def __post_init__(self) -> None:
+        if self.status is DeliveryStatus.RUNNING:
+            raise ValueError(SETTLED_AS_RUNNING)
+        if (self.status is DeliveryStatus.QUEUED) != (self.retry_at is not None):
+            raise ValueError(RETRY_NEEDS_A_TIME)
+
+
+SETTLED_AS_RUNNING = "an attempt ends DONE, QUEUED or FAILED, not RUNNING"
+RETRY_NEEDS_A_TIME = "a delivery settles QUEUED exactly when it has a retry time"
 
 
 class UnknownDelivery(KeyError):
@@ -121,7 +157,24 @@ class Store(Protocol):
 
         Skips deliveries whose subject is in ``busy_subjects`` or has a RUNNING
         delivery. The claimed delivery becomes RUNNING with ``attempts + 1``
-        (the returned value carries the new count).
+        (the returned value carries the new count and ``handlers_done``).
+        """
+
+    async def settle_and_claim(
+        self,
+        settled: Settlement | None,
+        now: float,
+        busy_subjects: frozenset[str],
+        *,
+        claim: bool = True,
+    ) -> Delivery | None:
+        """Record how an attempt ended and (with ``claim``) ``claim`` the next delivery.
+
+        The worker's whole turn in one transaction: its end (``settled``), then
+        its next claim. Calls made while another is being written are written
+        together, in one transaction: a busy inbox pays one commit and one
+        thread hop for every worker's turn. ``UnknownDelivery`` if ``settled``
+        names an id the store does not have (the other calls of its batch go on).
         """
 
     async def finish(self, delivery_id: str, *, handlers: Collection[str] = ()) -> None:
@@ -146,6 +199,12 @@ class Store(Protocol):
 
     async def count_unfinished(self) -> int:
         """How many deliveries are QUEUED (due or not) or RUNNING, counted atomically."""
+
+    async def inbox_stats(self) -> InboxStats:
+        """Counts of QUEUED and RUNNING deliveries and the oldest queued arrival, in one read."""
+
+    async def ping(self) -> None:
+        """A round trip to the database; raises when it cannot be reached (readiness)."""
 
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
 

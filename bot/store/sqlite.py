@@ -3,13 +3,12 @@
 Longer than 400 lines because the backend's SQL, its migrations and its locking are
 read together: a claim, a finish and a prune only make sense next to one another.
 
-Every call runs in the shared ``BlockingRunner`` so the event loop never waits
-on disk, and inherits its thread bound and timeout. The store keeps a single
-connection (``check_same_thread=False``) guarded by a ``threading.Lock``: the
-pool threads take turns on it, each call's statements are atomic with respect
-to the others, and SQLite would serialize the writers anyway. A dedicated
-one-thread executor would give the same ordering but would bypass the shared
-runner's bound and timeout, which the rest of the bot relies on.
+Every call runs on the store's own thread (a one-thread ``BlockingRunner`` with
+the shared runner's timeout), so the event loop never waits on disk and the
+store's calls never queue behind git or parsing work in the shared pool. The one
+connection (``check_same_thread=False``) is still guarded by a
+``threading.Lock``, which costs nothing uncontended and keeps each call atomic
+should a call ever come from elsewhere.
 
 Durability: WAL journal. New deliveries and state documents are committed
 with ``synchronous=FULL`` (on disk when the call returns, which is what lets
@@ -18,9 +17,11 @@ Status changes (claim, finish, retry) use ``NORMAL``: they survive a process
 crash (``kill -9``) but may be lost with the machine, which only means a
 delivery runs again, and handlers are idempotent.
 
-Group commit: concurrent ``enqueue`` calls that arrive while a commit is in
-flight are written together in the next transaction, so a burst of webhooks
-pays for one disk flush per batch instead of one per delivery.
+Group commit (``bot.store.coalesce``): concurrent ``enqueue`` calls that arrive
+while a commit is in flight are written together in the next transaction, so a
+burst of webhooks pays for one disk flush per batch instead of one per delivery.
+The workers' turns (the end of an attempt and the next claim, with the claimed
+delivery's handler log) are batched the same way: one transaction per batch.
 
 Retention: finished deliveries carry ``finished_at`` and state documents
 ``updated_at``, both from the store's clock, so ``prune`` can delete what is
@@ -41,8 +42,6 @@ serialises their transactions with the service's.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import fcntl
 import json
@@ -57,6 +56,7 @@ from enum import StrEnum
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.service.blocking import BlockingRunner
+from bot.store.coalesce import Coalescer
 from bot.store.legacy_ids import LEGACY_HANDLER_IDS
 from bot.store.protocol import (
     PRUNE_BATCH,
@@ -64,8 +64,10 @@ from bot.store.protocol import (
     DeliveryRecord,
     DeliveryStatus,
     EnqueueResult,
+    InboxStats,
     PruneCounts,
     Requeue,
+    Settlement,
     Store,
     UnknownDelivery,
 )
@@ -281,8 +283,19 @@ class SQLiteStore(Store):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None  # the single-writer lock file, while held
-        self._pending: list[tuple[Delivery, bool, asyncio.Future[EnqueueResult]]] = []
-        self._writer: asyncio.Task[None] | None = None
+        # One thread of its own: every call goes to the one connection anyway, and a
+        # dedicated thread keeps the store's turns from queueing behind git or parsing
+        # work in the shared pool. Same timeout as the shared runner.
+        # Started by ``open``, stopped by ``close``: a store that was never opened
+        # (or is closed) holds no thread.
+        self._timeout = blocking.timeout
+        self._thread: BlockingRunner | None = None
+        self._admissions: Coalescer[tuple[Delivery, bool], EnqueueResult] = Coalescer(
+            self._write_admissions, "sqlite-enqueue"
+        )
+        self._turns: Coalescer[_Turn, Delivery | None] = Coalescer(
+            self._write_turns, "sqlite-turns"
+        )
 
     @property
     def lock_path(self) -> str:
@@ -296,7 +309,9 @@ class SQLiteStore(Store):
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        return await self._blocking.run(self._locked, fn, *args, **kwargs)
+        if self._thread is None:
+            raise RuntimeError(STORE_NOT_OPEN)
+        return await self._thread.run(self._locked, fn, *args, **kwargs)
 
     def _locked(
         self,
@@ -319,7 +334,13 @@ class SQLiteStore(Store):
         migration, touches a database another service is running on.
         """
         if self._conn is None:
-            self._conn = await self._blocking.run(self._open_sync)
+            if self._thread is None:
+                self._thread = BlockingRunner(max_workers=1, timeout=self._timeout)
+            try:
+                self._conn = await self._thread.run(self._open_sync)
+            except BaseException:
+                self._stop_thread()
+                raise
 
     def _open_sync(self) -> sqlite3.Connection:
         if self._single_writer and self.path not in _NOT_FILES:
@@ -354,64 +375,64 @@ class SQLiteStore(Store):
             os.close(fd)  # closing the only descriptor of the open file drops its flock
 
     async def close(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                await self._writer
+        await self._admissions.wait_written()
+        await self._turns.wait_written()
         try:
             if self._conn is not None:
                 await self._run(_close)
                 self._conn = None
         finally:
             self._release_writer_lock()
+            self._stop_thread()
+
+    def _stop_thread(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.close(wait=False)  # idle by now: it exits without being joined here
 
     # -- inbox -----------------------------------------------------------------
 
     async def enqueue(self, delivery: Delivery) -> bool:
-        return await self._admit(delivery, requeue_failed=False) is EnqueueResult.NEW
+        return await self._admissions.submit((delivery, False)) is EnqueueResult.NEW
 
     async def enqueue_or_requeue(self, delivery: Delivery) -> EnqueueResult:
-        return await self._admit(delivery, requeue_failed=True)
+        return await self._admissions.submit((delivery, True))
 
-    async def _admit(self, delivery: Delivery, *, requeue_failed: bool) -> EnqueueResult:
-        future: asyncio.Future[EnqueueResult] = asyncio.get_running_loop().create_future()
-        self._pending.append((delivery, requeue_failed, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write_pending(), name="sqlite-enqueue")
-        # shield: a caller that stops waiting must not cancel a batch others wait on
-        return await asyncio.shield(future)
+    async def _write_admissions(
+        self, batch: list[tuple[Delivery, bool]]
+    ) -> list[EnqueueResult | BaseException]:
+        return list(await self._run(_durable, _enqueue_many, batch))
 
-    async def _write_pending(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            try:
-                results = await self._run(
-                    _durable, _enqueue_many, [(d, requeue) for d, requeue, _ in batch]
-                )
-            except Exception as exc:
-                for _, _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, _, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
+    async def _write_turns(self, batch: list[_Turn]) -> list[Delivery | BaseException | None]:
+        return await self._run(_take_turns, batch, self._clock())
 
     async def requeue(self, delivery_id: str, now: float, *, include_done: bool = False) -> Requeue:
         return await self._run(_durable, _requeue, delivery_id, now, include_done)
 
     async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
-        return await self._run(_claim, now, busy_subjects)
+        return await self.settle_and_claim(None, now, busy_subjects)
+
+    async def settle_and_claim(
+        self,
+        settled: Settlement | None,
+        now: float,
+        busy_subjects: frozenset[str],
+        *,
+        claim: bool = True,
+    ) -> Delivery | None:
+        return await self._turns.submit(_Turn(settled, now, busy_subjects, claim))
 
     async def finish(self, delivery_id: str, *, handlers: Collection[str] = ()) -> None:
-        await self._run(_finish, delivery_id, tuple(handlers), self._clock())
+        done = Settlement(delivery_id, DeliveryStatus.DONE, handlers=tuple(handlers))
+        await self.settle_and_claim(done, 0.0, frozenset(), claim=False)
 
     async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
-        await self._run(_set_status, delivery_id, DeliveryStatus.QUEUED, at, reason, None)
+        retry = Settlement(delivery_id, DeliveryStatus.QUEUED, retry_at=at, reason=reason)
+        await self.settle_and_claim(retry, 0.0, frozenset(), claim=False)
 
     async def fail(self, delivery_id: str, reason: str) -> None:
-        await self._run(
-            _set_status, delivery_id, DeliveryStatus.FAILED, None, reason, self._clock()
-        )
+        failed = Settlement(delivery_id, DeliveryStatus.FAILED, reason=reason)
+        await self.settle_and_claim(failed, 0.0, frozenset(), claim=False)
 
     async def requeue_running(self) -> int:
         return await self._run(_requeue_running)
@@ -421,6 +442,12 @@ class SQLiteStore(Store):
 
     async def count_unfinished(self) -> int:
         return await self._run(_count_unfinished)
+
+    async def inbox_stats(self) -> InboxStats:
+        return await self._run(_inbox_stats)
+
+    async def ping(self) -> None:
+        await self._run(_ping)
 
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
         return await self._run(_get_delivery, delivery_id)
@@ -672,36 +699,69 @@ def _requeue(conn: sqlite3.Connection, delivery_id: str, now: float, include_don
         return Requeue(previous, True, forgotten)
 
 
-def _claim(conn: sqlite3.Connection, now: float, busy: frozenset[str]) -> Delivery | None:
+@dataclasses.dataclass(frozen=True)
+class _Turn:
+    """One ``settle_and_claim`` call: how an attempt ended, then maybe a claim."""
+
+    settled: Settlement | None
+    now: float
+    busy: frozenset[str]
+    claim: bool
+
+
+def _take_turns(
+    conn: sqlite3.Connection, turns: list[_Turn], finished_at: float
+) -> list[Delivery | BaseException | None]:
+    """Every turn's end, then every turn's claim, in one transaction.
+
+    Ends first: a delivery that a turn finishes frees its subject for the claims
+    of the same batch. A turn naming an unknown delivery answers
+    ``UnknownDelivery`` and claims nothing; the others go on.
+    """
+    answers: list[Delivery | BaseException | None] = []
     with _transaction(conn):
-        row = conn.execute(_CLAIM_SQL, {"now": now, "busy": json.dumps(sorted(busy))}).fetchone()
-        if row is None:
-            return None
-        conn.execute(
-            "UPDATE deliveries SET status = 'running', attempts = attempts + 1"
-            " WHERE delivery_id = ?",
-            (row["delivery_id"],),
-        )
+        for turn in turns:
+            try:
+                if turn.settled is not None:
+                    _settle(conn, turn.settled, finished_at)
+            except UnknownDelivery as exc:
+                answers.append(exc)
+            else:
+                answers.append(None)
+        for index, turn in enumerate(turns):
+            if turn.claim and answers[index] is None:
+                answers[index] = _claim_one(conn, turn.now, turn.busy)
+    return answers
+
+
+def _claim_one(conn: sqlite3.Connection, now: float, busy: frozenset[str]) -> Delivery | None:
+    row = conn.execute(_CLAIM_SQL, {"now": now, "busy": json.dumps(sorted(busy))}).fetchone()
+    if row is None:
+        return None
+    conn.execute(
+        "UPDATE deliveries SET status = 'running', attempts = attempts + 1 WHERE delivery_id = ?",
+        (row["delivery_id"],),
+    )
     claimed = _record(row).delivery
-    return dataclasses.replace(claimed, attempts=claimed.attempts + 1)
+    return dataclasses.replace(
+        claimed,
+        attempts=claimed.attempts + 1,
+        handlers_done=_handlers_done(conn, claimed.delivery_id),
+    )
 
 
-def _set_status(
-    conn: sqlite3.Connection,
-    delivery_id: str,
-    status: DeliveryStatus,
-    next_attempt_at: float | None,
-    reason: str | None,
-    finished_at: float | None,
-) -> None:
+def _settle(conn: sqlite3.Connection, settled: Settlement, now: float) -> None:
+    finished_at = None if settled.status is DeliveryStatus.QUEUED else now
+    for handler in settled.handlers:
+        _mark_handler_done(conn, settled.delivery_id, handler)
     cursor = conn.execute(
         "UPDATE deliveries SET status = ?,"
         " next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?, finished_at = ?"
         " WHERE delivery_id = ?",
-        (status.value, next_attempt_at, reason, finished_at, delivery_id),
+        (settled.status.value, settled.retry_at, settled.reason, finished_at, settled.delivery_id),
     )
     if cursor.rowcount == 0:
-        raise UnknownDelivery(delivery_id)
+        raise UnknownDelivery(settled.delivery_id)
 
 
 def _requeue_running(conn: sqlite3.Connection) -> int:
@@ -725,6 +785,19 @@ def _count_unfinished(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
+def _inbox_stats(conn: sqlite3.Connection) -> InboxStats:
+    row = conn.execute(
+        "SELECT COALESCE(SUM(status = 'queued'), 0), COALESCE(SUM(status = 'running'), 0),"
+        " MIN(CASE WHEN status = 'queued' THEN received_at END)"
+        " FROM deliveries INDEXED BY deliveries_queue WHERE status IN ('queued', 'running')"
+    ).fetchone()
+    return InboxStats(int(row[0]), int(row[1]), None if row[2] is None else float(row[2]))
+
+
+def _ping(conn: sqlite3.Connection) -> None:
+    conn.execute("SELECT 1").fetchone()
+
+
 def _get_delivery(conn: sqlite3.Connection, delivery_id: str) -> DeliveryRecord | None:
     row = conn.execute(
         f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = ?", (delivery_id,)
@@ -742,18 +815,6 @@ def _list_deliveries(
         (status_value, status_value, max(limit, 0)),
     ).fetchall()
     return [_record(row) for row in rows]
-
-
-def _finish(
-    conn: sqlite3.Connection, delivery_id: str, handlers: tuple[str, ...], now: float
-) -> None:
-    if not handlers:
-        _set_status(conn, delivery_id, DeliveryStatus.DONE, None, None, now)
-        return
-    with _transaction(conn):
-        for handler in handlers:
-            _mark_handler_done(conn, delivery_id, handler)
-        _set_status(conn, delivery_id, DeliveryStatus.DONE, None, None, now)
 
 
 def _handlers_done(conn: sqlite3.Connection, delivery_id: str) -> frozenset[str]:

@@ -9,10 +9,11 @@ from typing import TypeVar
 
 import pytest
 
+from bot.service.attempt_end import GAVE_UP, backoff_delay, failure_reason
 from bot.service.blocking import BlockingRunner
 from bot.service.errors import PermanentError, TransientError
-from bot.service.inbox import GAVE_UP, LOG_WORKER_ERROR, Inbox, backoff_delay, failure_reason
-from bot.store.protocol import Delivery, DeliveryRecord, DeliveryStatus
+from bot.service.inbox import LOG_WORKER_ERROR, Inbox
+from bot.store.protocol import Delivery, DeliveryRecord, DeliveryStatus, Settlement
 from bot.store.sqlite import SQLiteStore
 
 from .helpers import make_delivery
@@ -36,15 +37,21 @@ class SpyStore(SQLiteStore):
         self.retried = asyncio.Event()
         self.failing_claims = 0
 
-    async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
-        await super().retry_later(delivery_id, at, reason)
-        self.retried.set()
-
-    async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
+    async def settle_and_claim(
+        self,
+        settled: Settlement | None,
+        now: float,
+        busy_subjects: frozenset[str],
+        *,
+        claim: bool = True,
+    ) -> Delivery | None:
         if self.failing_claims:
             self.failing_claims -= 1
             raise OSError("disk on fire")
-        return await super().claim(now, busy_subjects)
+        claimed = await super().settle_and_claim(settled, now, busy_subjects, claim=claim)
+        if settled is not None and settled.status is DeliveryStatus.QUEUED:
+            self.retried.set()
+        return claimed
 
 
 @pytest.fixture
@@ -353,9 +360,16 @@ class CountingStore(SQLiteStore):
 
     claims = 0
 
-    async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
-        self.claims += 1
-        return await super().claim(now, busy_subjects)
+    async def settle_and_claim(
+        self,
+        settled: Settlement | None,
+        now: float,
+        busy_subjects: frozenset[str],
+        *,
+        claim: bool = True,
+    ) -> Delivery | None:
+        self.claims += claim
+        return await super().settle_and_claim(settled, now, busy_subjects, claim=claim)
 
 
 async def test_a_burst_on_one_subject_does_not_wake_every_worker(
