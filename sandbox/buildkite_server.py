@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from sandbox import buildkite_routes_builds, buildkite_routes_jobs
+from sandbox import buildkite_routes_access, buildkite_routes_builds, buildkite_routes_jobs
 from sandbox.buildkite_faults import RATE_LIMIT_MESSAGE, Faults, RateLimits, fault_message
 from sandbox.buildkite_http import ApiError, json_response, not_found
 from sandbox.buildkite_json import SANDBOX_USER, BuildkiteJson
@@ -81,6 +81,7 @@ class BuildkiteSandbox:
         self.store_url = ""  # the artifact store's origin (an S3 stand-in)
         self._runners: list[web.AppRunner] = []
         self.on_request: Callable[[str, str], Awaitable[None]] | None = None
+        self.access_tokens = buildkite_routes_access.AccessTokenRoutes(self)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -100,6 +101,7 @@ class BuildkiteSandbox:
         api = web.Application(middlewares=[self._middleware])
         buildkite_routes_builds.register(api.router, self)
         buildkite_routes_jobs.register(api.router, self)
+        buildkite_routes_access.register(api.router, self.access_tokens)
         store = web.Application(middlewares=[self._middleware])
         buildkite_routes_jobs.register_store(store.router, self)
         self.root_url = await self._serve_app(api, host, port)
@@ -133,6 +135,10 @@ class BuildkiteSandbox:
     def add_api_token(self, token: str) -> None:
         """Another valid token (another user: it has its own rate-limit budget)."""
         self.api_tokens.add(token)
+
+    def set_token_scopes(self, token: str, scopes: Sequence[str]) -> None:
+        """The REST scopes ``GET /v2/access-token`` reports for ``token``."""
+        self.access_tokens.scopes[token] = tuple(scopes)
 
     def set_rate_limits(
         self, *, organization: int | None = 200, per_token: int | None = 50

@@ -32,6 +32,8 @@ from sandbox.github_json_base import JSON, noreply_email
 from sandbox.github_pipeline import RecordedRequest
 from sandbox.github_pulls import PullEvent, PullOps
 from sandbox.github_state import (
+    APP_PERMISSIONS,
+    APP_SUBSCRIBED_EVENTS,
     Comment,
     CommitStatus,
     IdSequence,
@@ -76,6 +78,9 @@ class GitHubCore:
         self.ids = IdSequence()
         self.repos: dict[str, Repo] = {}
         self.installations: dict[int, Installation] = {}
+        # What ``GET /app`` reports: tests give the App too few permissions or events.
+        self.app_permissions: dict[str, str] = dict(APP_PERMISSIONS)
+        self.app_events: list[str] = list(APP_SUBSCRIBED_EVENTS)
         self.users: dict[str, User] = {}
         self.comment_store: dict[int, Comment] = {}
         self.bot_user = self.user(bot_login, kind="Bot")

@@ -1,6 +1,7 @@
-"""App endpoints of the GitHub stand-in: a repository's installation, installation tokens.
+"""App endpoints of the GitHub stand-in: the App itself, a repository's installation,
+installation tokens.
 
-Both authenticate with the App's JWT, not an installation token.
+All three authenticate with the App's JWT, not an installation token.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 def register(router: Router, sandbox: GitHubSandbox) -> None:
     routes = AppRoutes(sandbox)
+    router.add("GET", "/app", "apps/get-authenticated", routes.get_app, auth="jwt")
     router.add(
         "GET",
         "/repos/{owner}/{repo}/installation",
@@ -35,6 +37,15 @@ def register(router: Router, sandbox: GitHubSandbox) -> None:
 class AppRoutes:
     def __init__(self, sandbox: GitHubSandbox) -> None:
         self.sb = sandbox
+
+    async def get_app(self, call: Call) -> Reply:
+        # The permissions and events are the sandbox's current ones, which tests may change
+        # after the App object (kept for check runs) was made.
+        app = self.sb.check_runs.app(self.sb.app_slug)
+        body = self.sb.json.app(app)
+        body["permissions"] = dict(self.sb.app_permissions)
+        body["events"] = list(self.sb.app_events)
+        return Reply(200, body)
 
     async def get_repo_installation(self, call: Call) -> Reply:
         repo = call.repo

@@ -24,6 +24,17 @@ APP_PERMISSIONS = {
     "statuses": "read",
     "metadata": "read",
 }
+# The events the stand-in's own App subscribes to (``GET /app``); tests may change them.
+APP_SUBSCRIBED_EVENTS = (
+    "check_run",
+    "create",
+    "issue_comment",
+    "pull_request",
+    "pull_request_review",
+    "push",
+    "release",
+    "status",
+)
 PERMISSION_LEVELS = ("admin", "maintain", "write", "triage", "read", "none")
 WRITE_LEVELS = frozenset({"admin", "maintain", "write"})
 # What repos/get-collaborator-permission-level reports as `permission` (the legacy field).

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from bot.service.blocking import BlockingRunner
+from bot.store.postgres import PostgresStore
+from bot.store.protocol import Store
+from bot.store.sqlite import SQLiteStore
+from sandbox.postgres_server import create_database, drop_database, server_for_tests
 
 # HYPOTHESIS_PROFILE=ci (set by .ci/run) makes every property test replay the same
 # examples run after run, so a red CI build is the code's fault and reproducible, never a
@@ -21,6 +28,8 @@ E2E = Path(__file__).parent / "e2e"
 # The longest tests by far (about 50 s and 15 s on two workers): handed out first so that
 # no worker is still running one of them after the others have run out of work.
 LONGEST = {
+    "tests/e2e/test_chaos.py::test_three_replicas_on_postgres_killed_under_faults",
+    "tests/e2e/test_chaos.py::test_one_replica_on_sqlite_killed_under_faults",
     "tests/e2e/test_crash_effects.py::test_random_kills_over_many_mixed_deliveries",
     "tests/e2e/test_upstream_references.py::test_a_long_upstream_history_lists_the_newest_commits",
 }
@@ -39,3 +48,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     every xdist worker, as xdist requires.
     """
     items.sort(key=_start_order)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real PostgreSQL server's URL: the one ``.ci/run`` started, or one started for this
+    worker on first use (``sandbox.postgres_server``)."""
+    with server_for_tests() as url:
+        yield url
+
+
+@pytest.fixture
+async def postgres_url(postgres_server: str) -> AsyncIterator[str]:
+    """An empty database of its own for one test, dropped afterwards."""
+    url = await create_database(postgres_server)
+    yield url
+    await drop_database(postgres_server, url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def any_store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    """The store contract's subject: each test runs on both backends."""
+    if request.param == "sqlite":
+        blocking = BlockingRunner(max_workers=2, timeout=10.0)
+        store: Store = SQLiteStore(":memory:", blocking)
+        await store.open()
+        yield store
+        await store.close()
+        blocking.close()
+        return
+    url = await create_database(request.getfixturevalue("postgres_server"))
+    store = PostgresStore(url)
+    await store.open()
+    yield store
+    await store.close()
+    await drop_database(request.getfixturevalue("postgres_server"), url)

@@ -19,7 +19,7 @@ import aiohttp
 from bot.buildkite.decisions import check, describe, without_query
 from bot.buildkite.errors import BuildkiteError, JobNotRetryable
 from bot.buildkite.transport import BuildkiteConnection, Transport, capped_reader, tail_reader
-from bot.service.http_policy import header
+from bot.service.http_policy import ResponseObserver, header
 
 MAX_REDIRECTS = 5
 MAX_PER_PAGE = 100
@@ -45,8 +45,9 @@ class BuildkiteClient:
         *,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        observe: ResponseObserver | None = None,
     ) -> None:
-        self._http = Transport(session, connection, clock=clock, sleep=sleep)
+        self._http = Transport(session, connection, clock=clock, sleep=sleep, observe=observe)
 
     @property
     def requests_made(self) -> int:

@@ -27,7 +27,7 @@ import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
@@ -49,12 +49,14 @@ from bot.service.http_policy import (
     DEFAULT_TIMEOUT,
     TRANSPORT_ERRORS,
     RequestPolicy,
+    ResponseObserver,
     header,
     origin,
 )
 from bot.service.pacing import Pacer, TokenBucket
 
 DEFAULT_API_URL = "https://api.buildkite.com/v2"
+SERVICE_LABEL = "buildkite"  # its name in the metrics
 # Buildkite limits REST requests per organization (200 a minute); the bot's
 # share is a budget per token, 50 a minute unless configured.
 DEFAULT_REQUESTS_PER_MINUTE = 50
@@ -180,10 +182,11 @@ class Transport:
         *,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        observe: ResponseObserver | None = None,
     ) -> None:
         self._session = session
         self._token = connection.token
-        self._policy = connection.policy(clock=clock, sleep=sleep)
+        self._policy = replace(connection.policy(clock=clock, sleep=sleep), observe=observe)
         self.pacer = connection.pacer(clock=clock, sleep=sleep)
         self._base = connection.api_url.rstrip("/")
         self._origin = origin(self._base)
@@ -333,6 +336,8 @@ class Transport:
                 allow_redirects=False,
                 timeout=self._stream_timeout if streaming else self._timeout,
             ) as response:
+                if api:  # a signed download elsewhere is no Buildkite API answer
+                    self._policy.seen(SERVICE_LABEL, response.status, response.headers)
                 if 200 <= response.status < 300:
                     body = await read(response)
                 else:

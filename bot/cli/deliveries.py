@@ -20,12 +20,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TextIO
 
 from bot.cli.store_access import ERROR, EXIT_OK, EXIT_REFUSED, emit, guarded, with_store
+from bot.store.access import Access, redacted
 from bot.store.protocol import DeliveryRecord, DeliveryStatus, Requeue, Store
-from bot.store.sqlite import Access
 
 NO_SUCH_DELIVERY = "no delivery {id} in {path}"
 NOTHING_LISTED = "No deliveries."
@@ -159,9 +158,9 @@ def format_replay(delivery_id: str, outcome: Requeue, handlers_done: frozenset[s
     return "\n".join(lines)
 
 
-def refusal(delivery_id: str, outcome: Requeue, database: Path) -> str:
+def refusal(delivery_id: str, outcome: Requeue, database: str) -> str:
     if outcome.previous is None:
-        return NO_SUCH_DELIVERY.format(id=delivery_id, path=database)
+        return NO_SUCH_DELIVERY.format(id=delivery_id, path=redacted(database))
     if outcome.previous is DeliveryStatus.DONE:
         return REFUSE_DONE.format(id=delivery_id)
     return REFUSE_PENDING.format(id=delivery_id, status=outcome.previous.value)
@@ -187,7 +186,7 @@ async def _replay(
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO, now: float) -> int:
-    database: Path = args.database
+    database: str = args.database
     action: str = args.action
     if action == "list":
         records = asyncio.run(
@@ -202,7 +201,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, now: float) -> int:
     if action == "show":
         shown = asyncio.run(with_store(database, Access.READ, lambda s: _show(s, delivery_id)))
         if shown is None:
-            message = NO_SUCH_DELIVERY.format(id=delivery_id, path=database)
+            message = NO_SUCH_DELIVERY.format(id=delivery_id, path=redacted(database))
             emit(err, ERROR.format(message=message))
             return EXIT_REFUSED
         if args.json:

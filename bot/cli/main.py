@@ -1,11 +1,10 @@
-"""The ``followup-bot`` command: serve, demo, check-config, discover, routes, plan, report,
-audit, deliveries."""
+"""The ``followup-bot`` command: serve, doctor, app-manifest, demo, check-config, discover,
+routes, plan, report, audit, deliveries."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -28,10 +27,12 @@ MSG_FILE_NEEDS_DEPENDENCY = "followup-bot plan bump: --file needs --dependency"
 def _database_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--database",
-        type=Path,
-        metavar="PATH",
-        default=Path(os.environ.get(DATABASE_VARIABLE, DEFAULT_DATABASE)),
-        help=f"the bot's SQLite database (default: ${DATABASE_VARIABLE}, else {DEFAULT_DATABASE})",
+        metavar="PATH_OR_URL",
+        default=os.environ.get(DATABASE_VARIABLE, DEFAULT_DATABASE),
+        help=(
+            "the bot's SQLite database file or postgresql:// URL"
+            f" (default: ${DATABASE_VARIABLE}, else {DEFAULT_DATABASE})"
+        ),
     )
 
 
@@ -64,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "serve", help="run the webhook service (configured by FOLLOWUP_BOT_* variables)"
     )
+
+    commands.add_parser(
+        "doctor", help="check the service's environment against GitHub and Buildkite"
+    )
+    migrate = commands.add_parser(
+        "migrate", help="bring the database's schema up to date (serve does it too)"
+    )
+    _database_option(migrate)
+    _manifest_command(commands)
 
     demo = commands.add_parser(
         "demo", help="run the whole flow offline on loopback against the sandbox"
@@ -146,6 +156,26 @@ def _config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
     routes.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
+def _manifest_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.service.app_requirements import (
+        DEFAULT_APP_NAME,
+        DEFAULT_HOMEPAGE,
+        DEFAULT_WEBHOOK_URL,
+    )
+
+    manifest = commands.add_parser(
+        "app-manifest", help="print the GitHub App manifest for the bot's permissions and events"
+    )
+    manifest.add_argument("--name", default=DEFAULT_APP_NAME, help="the App's name")
+    manifest.add_argument(
+        "--webhook-url", default=DEFAULT_WEBHOOK_URL, help="https://<your host>/webhooks/github"
+    )
+    manifest.add_argument("--url", default=DEFAULT_HOMEPAGE, help="the App's homepage")
+    manifest.add_argument(
+        "--redirect-url", help="where GitHub sends the App's code (default: --url)"
+    )
+
+
 def _demo(keep: Path | None) -> int:
     # The stand-ins are a distribution of their own: the runtime image has no use for them.
     try:
@@ -206,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve()
+    if args.command in ("doctor", "app-manifest"):
+        return _set_up(args)
     if args.command == "demo":
         return _demo(args.keep)
     if args.command == "check-config":
@@ -218,14 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return discover_command(args.repo, as_json=args.json, out=sys.stdout, err=sys.stderr)
     if args.command == "routes":
         return _routes(args)
-    if args.command == "deliveries":
-        from bot.cli.deliveries import deliveries_command
-
-        return deliveries_command(args, sys.stdout, sys.stderr)
-    if args.command == "report":
-        from bot.retry.report import report_command
-
-        return report_command(args.database, sys.stdout, sys.stderr)
+    if args.command in ("migrate", "deliveries", "report"):
+        return _database_command(args)
     if args.command == "audit":
         from bot.cli.audit import audit_command
 
@@ -238,6 +264,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             err=sys.stderr,
         )
     return _plan(args)
+
+
+def _database_command(args: argparse.Namespace) -> int:
+    """The commands on the bot's database: its schema, its inbox, its records."""
+    if args.command == "migrate":
+        from bot.cli.migrate import migrate_command
+
+        return migrate_command(args.database, sys.stdout, sys.stderr)
+    if args.command == "deliveries":
+        from bot.cli.deliveries import deliveries_command
+
+        return deliveries_command(args, sys.stdout, sys.stderr)
+    from bot.retry.report import report_command
+
+    return report_command(args.database, sys.stdout, sys.stderr)
+
+
+def _set_up(args: argparse.Namespace) -> int:
+    """The commands for setting the App up: its manifest, and the doctor."""
+    if args.command == "doctor":
+        from bot.cli.doctor import doctor_command
+
+        return doctor_command(os.environ, sys.stdout)
+    from bot.cli.app_manifest import app_manifest_command
+
+    return app_manifest_command(
+        name=args.name,
+        homepage=args.url,
+        webhook_url=args.webhook_url,
+        redirect_url=args.redirect_url,
+        out=sys.stdout,
+    )
 
 
 def _routes(args: argparse.Namespace) -> int:
@@ -301,10 +359,10 @@ def _plan(args: argparse.Namespace) -> int:
 def _serve() -> int:
     from aiohttp import web
 
-    from bot.service import startup
+    from bot.service import log_context, startup
     from bot.service.app import create_app
     from bot.service.settings import Settings, SettingsError
-    from bot.store.sqlite import StoreUnavailable
+    from bot.store.access import StoreUnavailable
 
     try:
         settings = Settings.from_env(os.environ)
@@ -315,9 +373,7 @@ def _serve() -> int:
     if refused is not None:
         print(REFUSING_TO_START.format(reason=refused), file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    log_context.configure(settings.log_level, settings.log_format)
     try:
         web.run_app(create_app(settings), host=settings.host, port=settings.port)
     except StoreUnavailable as exc:  # above all: another serve holds this database

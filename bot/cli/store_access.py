@@ -14,9 +14,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+import asyncpg
+
 from bot.service.blocking import BlockingRunner
+from bot.store.access import Access, StoreUnavailable, redacted
+from bot.store.open import store_for
 from bot.store.protocol import Store
-from bot.store.sqlite import Access, SQLiteStore, StoreUnavailable
 
 T = TypeVar("T")
 
@@ -26,10 +29,13 @@ ERROR = "error: {message}"
 DATABASE_ERROR = "{path}: {error}"
 
 
-async def with_store(database: Path, access: Access, work: Callable[[Store], Awaitable[T]]) -> T:
-    """``work`` on the database, opened as ``access`` and closed afterwards."""
+async def with_store(
+    database: str | Path, access: Access, work: Callable[[Store], Awaitable[T]]
+) -> T:
+    """``work`` on the database (a SQLite file or a PostgreSQL URL), opened as ``access``
+    and closed afterwards."""
     blocking = BlockingRunner(max_workers=1)
-    store = SQLiteStore(str(database), blocking, access=access)
+    store = store_for(str(database), blocking, access=access)
     try:
         await store.open()
         return await work(store)
@@ -42,7 +48,7 @@ def emit(out: TextIO, text: str) -> None:
     out.write(text + "\n")
 
 
-def guarded(run: Callable[[], int], database: Path, out: TextIO, err: TextIO) -> int:
+def guarded(run: Callable[[], int], database: str | Path, out: TextIO, err: TextIO) -> int:
     """``run()``'s exit code; a database problem is one ``error:`` line and exit 2."""
     try:
         code = run()
@@ -50,8 +56,11 @@ def guarded(run: Callable[[], int], database: Path, out: TextIO, err: TextIO) ->
     except StoreUnavailable as exc:
         emit(err, ERROR.format(message=exc))
         return EXIT_REFUSED
-    except sqlite3.Error as exc:  # e.g. still locked by a writer after the busy timeout
-        emit(err, ERROR.format(message=DATABASE_ERROR.format(path=database, error=exc)))
+    except (sqlite3.Error, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        # e.g. SQLite still locked by a writer after the busy timeout, or PostgreSQL
+        # restarted under the command
+        shown = redacted(str(database))
+        emit(err, ERROR.format(message=DATABASE_ERROR.format(path=shown, error=exc)))
         return EXIT_REFUSED
     except BrokenPipeError:
         # The reader (``| head``) took what it wanted and left; that is no

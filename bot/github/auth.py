@@ -98,6 +98,9 @@ class InstallationTokens:
         self._refresh_margin = refresh_margin
         self._tokens: dict[int, InstallationToken] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+        # When GitHub last gave a token (any installation; None: not yet): readiness
+        # reads it as proof that the App's key and id still work.
+        self.last_fetched_at: float | None = None
 
     async def get(self, installation_id: int) -> str:
         """A token valid for at least ``refresh_margin`` more seconds."""
@@ -113,6 +116,7 @@ class InstallationTokens:
             # If this raises, nothing is stored: the next caller tries again.
             token = await self._fetch(installation_id)
             self._tokens[installation_id] = token
+            self.last_fetched_at = self._clock()
             return token.token
 
     def invalidate(self, installation_id: int, token: str | None = None) -> None:

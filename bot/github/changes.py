@@ -17,6 +17,7 @@ from urllib.parse import quote
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
+from bot.service import metrics
 from bot.service.errors import PermanentError
 
 FILE_MODE = "100644"
@@ -236,6 +237,7 @@ async def create_pull(
         url_vars=repo.vars(),
         data={"title": title, "body": body, "head": head, "base": base},
     )
+    metrics.pull_request(metrics.PR_OPENED)
     return pull
 
 
@@ -245,6 +247,8 @@ async def update_pull(gh: GitHubAPI, repo: Repo, number: int, **fields: str) -> 
         url_vars=repo.vars(number=str(number)),
         data=fields,
     )
+    closed = fields.get("state") == "closed"
+    metrics.pull_request(metrics.PR_CLOSED if closed else metrics.PR_UPDATED)
 
 
 async def comment(gh: GitHubAPI, repo: Repo, number: int, body: str) -> int:

@@ -12,6 +12,9 @@ waits its turn instead of being refused. Only the send is paced, not a retry's w
 Waiting is bounded by ``max_wait``: a longer wait is turned into a
 ``TransientError`` carrying ``retry_after`` so the inbox reschedules the
 delivery instead of a worker sleeping through it.
+
+Longer than 400 lines because the retry decisions gidgethub's hooks call and the
+clients that share one policy (and its observer) are kept in one place.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from bot.service.http_policy import (
     DEFAULT_MAX_WAIT,
     DEFAULT_TIMEOUT,
     RequestPolicy,
+    ResponseObserver,
     header,
     origin,
     parse_seconds,
@@ -49,6 +53,7 @@ from bot.service.http_policy import (
 from bot.service.pacing import Pacer, TokenBucket
 
 SERVICE = "GitHub"
+SERVICE_LABEL = "github"  # its name in the metrics
 # The User-Agent GitHub requires of every request (gidgethub sends the requester).
 USER_AGENT = "followup-bot"
 
@@ -214,6 +219,7 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
                     method, url, headers=headers, data=body, timeout=self._timeout
                 ) as response,
             ):
+                self.policy.seen(SERVICE_LABEL, response.status, response.headers)
                 return response.status, response.headers, await response.read()
         except TimeoutError as exc:
             message = REQUEST_TIMED_OUT.format(method=method, url=url, timeout=self.policy.timeout)
@@ -300,9 +306,11 @@ class GitHubApp:
         etag_cache_size: int = 2000,
         concurrency: int = DEFAULT_CONCURRENCY,
         make_pacer: Callable[[], Pacer] | None = None,
+        observe: ResponseObserver | None = None,
     ) -> None:
         """``make_pacer`` makes each installation's pacer (and the App's own); by
-        default ``github_pacer`` with ``concurrency`` on ``clock`` and ``sleep``."""
+        default ``github_pacer`` with ``concurrency`` on ``clock`` and ``sleep``; ``observe``
+        hears every answer (the metrics)."""
         self._session = session
         self._app_id = app_id
         self._private_key = private_key
@@ -311,7 +319,12 @@ class GitHubApp:
         self._clock = clock
         self._etag_cache_size = etag_cache_size
         self._policy = RequestPolicy(
-            timeout=timeout, max_retries=max_retries, max_wait=max_wait, clock=clock, sleep=sleep
+            timeout=timeout,
+            max_retries=max_retries,
+            max_wait=max_wait,
+            clock=clock,
+            sleep=sleep,
+            observe=observe,
         )
         self._make_pacer = make_pacer or (
             lambda: github_pacer(concurrency, clock=clock, sleep=sleep)
@@ -373,6 +386,11 @@ class GitHubApp:
         for name, known in list(self._repo_installations.items()):
             if known == installation_id:
                 del self._repo_installations[name]
+
+    async def check_credentials(self, full_name: str) -> None:
+        """Ask GitHub, with the App's JWT, which installation covers ``full_name``: raises
+        unless the key, the App id and the installation all hold (readiness)."""
+        self._repo_installations[full_name] = await self._find_installation(full_name)
 
     async def _find_installation(self, full_name: str) -> int:
         owner, _, repo = full_name.partition("/")

@@ -47,6 +47,7 @@ from bot.retry.builds import FoundBuild, hard_failures
 from bot.retry.classify import Verdict
 from bot.retry.retries import retry_counted
 from bot.retry.verdicts import classify_failures, images_note
+from bot.service import metrics
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
@@ -169,6 +170,7 @@ async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) ->
         if now == head:
             return Landing(LandingOutcome.CONFLICT)
         return await void_approval(ctx, number, state, now, pull)
+    metrics.landed(ctx.landing.merge_method)
     state.merged_sha = head
     await save_state(ctx, number, state)
     await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
@@ -337,6 +339,7 @@ async def _retry(
     if isinstance(new, str):
         log.info("%s#%d: %s not retried: %s", ctx.repo.full_name, number, row["name"], new)
         return 0
+    metrics.job_retried(str(row["class"]), "landing")
     await ctx.store.put_state(
         Kind.RETRY_JOB,
         str(new["id"]),

@@ -19,10 +19,13 @@ from bot.retry.classify import Verdict
 from bot.retry.request import Retried, RetryFlakyOutcome, RetryRequest
 from bot.retry.retries import retry_counted
 from bot.retry.sticky import show_command
+from bot.service import metrics
 from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 Item = tuple[FoundBuild, dict[str, Any], bool]  # the build, the row, whether to retry
+
+METRICS_FLOW = "retry-flaky"  # its retries' label in followup_bot_job_retries_total
 
 
 def decided_row(job: dict[str, Any], verdict: Verdict) -> tuple[dict[str, Any], bool]:
@@ -127,6 +130,7 @@ async def _retry(
     if isinstance(new, str):
         row["action"] = retry_text.ACTION_NOT_RETRYABLE.format(message=new)
         return row
+    metrics.job_retried(str(row.get("class")), METRICS_FLOW)
     new_url = str(new.get("web_url") or "")
     row["new_job_id"] = str(new["id"])
     if forced:

@@ -34,19 +34,23 @@ from bot.service.blocking import BlockingRunner
 from bot.service.dispatch import build_dispatcher, build_wants
 from bot.service.inbox import Inbox
 from bot.service.locks import KeyedLocks
-from bot.service.reconcile import reconcile_forever
+from bot.service.metrics import Metrics
+from bot.service.readiness import Readiness
+from bot.service.reconcile import RECONCILE_LOCK, reconcile_forever
 from bot.service.services import Services
 from bot.service.settings import Settings
 from bot.service.subjects import buildkite_subject, github_subject
+from bot.service.watching import WATCH, Watch, count_refused, metrics_view, readyz
 from bot.service.webhooks import (
     MAX_BODY,
     buildkite_webhook_handler,
     github_webhook_handler,
     healthz,
 )
+from bot.status.route import status_view
+from bot.store.open import store_for
 from bot.store.protocol import Store
 from bot.store.retention import start_retention, stop_retention
-from bot.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -75,22 +79,24 @@ def create_app(
     *,
     routers: Sequence[routing.Router] = DEFAULT_ROUTERS,
     clock: Callable[[], float] = time.time,
-    backoff_base: float = 2.0,
+    backoff_base: float | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> web.Application:
-    """The service; ``backoff_base`` is the inbox's first retry delay and ``sleep`` the
+    """The service; ``backoff_base`` is the inbox's first retry delay (default: the
+    setting) and ``sleep`` the
     clients' rate-limit waits (tests shrink the one and record the other)."""
     # Let the webhook view see (and refuse with 413) bodies just over the cap,
     # instead of aiohttp answering before our handler runs.
     app = web.Application(client_max_size=MAX_BODY + 1)
     app[SETTINGS] = settings
+    metrics = Metrics()  # this app's own registry: apps in one process never collide
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
         blocking = BlockingRunner(max_workers=4)
         # The single-writer lock comes first: the inbox's start-up re-queues every
         # RUNNING delivery as its own interrupted work, so a second serve on this
         # database must stop here (DatabaseInUse), not run the first one's again.
-        store: Store = SQLiteStore(settings.database, blocking, clock=clock, single_writer=True)
+        store: Store = store_for(settings.database, blocking, clock=clock, serve=True)
         try:
             await store.open()
         except BaseException:
@@ -98,7 +104,7 @@ def create_app(
             raise
         # Said once this process owns its database: the line an operator checks first.
         log.info(startup.summary(settings))
-        session, github, buildkite = _clients(settings, clock, sleep)
+        session, github, buildkite = _clients(settings, clock, sleep, metrics)
         registries = Registries(
             session,
             username=settings.registry_username,
@@ -106,20 +112,31 @@ def create_app(
             timeout=settings.http_timeout,
         )
         services = Services(
-            settings, session, store, blocking, github, clock, KeyedLocks(), buildkite, registries
+            settings,
+            session,
+            store,
+            blocking,
+            github,
+            clock,
+            KeyedLocks(),
+            buildkite,
+            registries,
+            metrics=metrics,
         )
         inbox = Inbox(
             store,
             build_dispatcher(routers, services),
             workers=settings.workers,
             max_attempts=settings.max_attempts,
-            backoff_base=backoff_base,
+            backoff_base=settings.retry_backoff if backoff_base is None else backoff_base,
             clock=clock,
             wants=build_wants(routers),
+            metrics=metrics,
         )
         services.followups.attach(inbox)
         app[SERVICES] = services
         app[INBOX] = inbox
+        app[WATCH] = Watch(services, Readiness(services, inbox))
         app[GITHUB_VIEW] = github_webhook_handler(
             settings.webhook_secret.encode(), inbox, github_subject, clock
         )
@@ -129,7 +146,13 @@ def create_app(
         ticker = None
         if settings.reconcile_interval > 0 and settings.repositories:
             ticker = asyncio.create_task(
-                reconcile_forever(inbox, settings.repositories, settings.reconcile_interval, clock),
+                reconcile_forever(
+                    inbox,
+                    settings.repositories,
+                    settings.reconcile_interval,
+                    clock,
+                    leader=lambda: store.try_lock(RECONCILE_LOCK),
+                ),
                 name="reconcile",
             )
         try:
@@ -149,23 +172,43 @@ def create_app(
     app.router.add_post("/webhooks/github", github_webhook)
     app.router.add_post("/webhooks/buildkite", buildkite_webhook)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_view)
+    app.router.add_get(
+        "/status",
+        status_view(
+            token=settings.status_token,
+            store=lambda: app[SERVICES].store,
+            repositories=settings.repositories,
+            clock=clock,
+        ),
+    )
     return app
 
 
 async def github_webhook(request: web.Request) -> web.StreamResponse:
     view: WebView = request.app[GITHUB_VIEW]
-    return await view(request)
+    response = await view(request)
+    count_refused(request.app[SERVICES], "github", response)
+    return response
 
 
 async def buildkite_webhook(request: web.Request) -> web.StreamResponse:
     view = request.app[BUILDKITE_VIEW]
+    response: web.StreamResponse
     if view is None:
-        return web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
-    return await view(request)
+        response = web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
+    else:
+        response = await view(request)
+    count_refused(request.app[SERVICES], "buildkite", response)
+    return response
 
 
 def _clients(
-    settings: Settings, clock: Callable[[], float], sleep: Callable[[float], Awaitable[None]]
+    settings: Settings,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Awaitable[None]],
+    metrics: Metrics,
 ) -> tuple[aiohttp.ClientSession, GitHubApp, BuildkiteClient | None]:
     """The one HTTP session of the app and the clients that share it."""
     timeout = aiohttp.ClientTimeout(total=settings.http_timeout)
@@ -179,6 +222,7 @@ def _clients(
         clock=clock,
         sleep=sleep,
         concurrency=settings.github_concurrency,
+        observe=metrics.response,
     )
     buildkite = None
     if settings.buildkite_api_token is not None:
@@ -192,6 +236,7 @@ def _clients(
             ),
             clock=clock,
             sleep=sleep,
+            observe=metrics.response,
         )
     return session, github, buildkite
 

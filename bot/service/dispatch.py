@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from gidgethub import routing, sansio
 
+from bot.service import log_context, metrics
 from bot.service.delivery_memo import delivery_memo
 from bot.service.errors import PermanentError, TransientError, is_transient, retry_after, unforeseen
 from bot.service.services import Services
@@ -77,7 +79,13 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
             raise PermanentError(ERROR_UNROUTABLE.format(event=event.event)) from exc
         if not handlers:
             return ()
-        with delivery_memo():  # the handlers share the reads of one moment
+        # The handlers share the reads of one moment; the flows deep under them count
+        # into this app's metrics (see ``bot.service.metrics.bound``).
+        with (
+            delivery_memo(),
+            metrics.bound(services.metrics),
+            log_context.bound(repository=_repository(event)),
+        ):
             return await _run_each_once(handlers, event, delivery, services)
 
     return dispatch
@@ -99,6 +107,12 @@ def build_wants(routers: Sequence[routing.Router]) -> Callable[[str, str, Mappin
             return True
 
     return wants
+
+
+def _repository(event: sansio.Event) -> str | None:
+    repository = event.data.get("repository")
+    name = repository.get("full_name") if isinstance(repository, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _event_of(delivery: Delivery) -> sansio.Event:
@@ -137,11 +151,9 @@ async def _run_each_once(
         if unrecorded is not None:
             await services.store.mark_handler_done(delivery_id, unrecorded)
             unrecorded = None
-        try:
-            await handler(event, services)
-        except Exception as exc:  # isolate: one handler never stops the others
-            _log_failure(handler_id, delivery_id, exc)
-            failures.append((handler_id, exc))
+        failure = await _run_one(handler, handler_id, event, services)
+        if failure is not None:
+            failures.append((handler_id, failure))
         else:
             unrecorded = handler_id
     if failures:
@@ -149,6 +161,26 @@ async def _run_each_once(
             await services.store.mark_handler_done(delivery_id, unrecorded)
         raise _combined(failures)
     return () if unrecorded is None else (unrecorded,)
+
+
+async def _run_one(
+    handler: Handler, handler_id: str, event: sansio.Event, services: Services
+) -> Exception | None:
+    """Run one handler, timed and counted, its lines naming it; what it raised, if anything."""
+    watch = services.metrics
+    watch.handler_attempts.labels(handler_id).inc()
+    # perf_counter, not the services' clock: a duration, which tests' clocks do not model.
+    started = time.perf_counter()
+    try:
+        with log_context.bound(handler=handler_id):
+            await handler(event, services)
+    except Exception as exc:  # isolate: one handler never stops the others
+        watch.handler_failures.labels(handler_id).inc()
+        _log_failure(handler_id, event.delivery_id, exc)
+        return exc
+    finally:
+        watch.handler_duration.labels(handler_id).observe(time.perf_counter() - started)
+    return None
 
 
 def _log_failure(handler_id: str, delivery_id: str, exc: Exception) -> None:

@@ -43,6 +43,9 @@ SERVER_ERROR_BACKOFF_CAP = 8.0
 _MAX_EXPONENT = 1023
 # No answer at all: the connection failed, dropped, or timed out.
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, aiohttp.ClientError)
+# Told of every answer a client gets: (service, status, headers). The metrics use it;
+# a callable, so this foundation module needs nothing of theirs.
+ResponseObserver = Callable[[str, int, Mapping[str, str]], None]
 
 RATE_LIMITED = "{service} rate limit on {request}: retry in {retry_after:.0f} s"
 # DEBUG: a request's own retries are detail; the inbox's one line per failed
@@ -120,6 +123,12 @@ class RequestPolicy:
     max_wait: float = DEFAULT_MAX_WAIT
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    observe: ResponseObserver | None = None
+
+    def seen(self, service: str, status: int, headers: Mapping[str, str]) -> None:
+        """Tell the observer (if any) of one answer, retries included."""
+        if self.observe is not None:
+            self.observe(service, status, headers)
 
     def client_timeout(self) -> aiohttp.ClientTimeout:
         """One request, answer and body, within ``timeout``."""

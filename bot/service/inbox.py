@@ -32,7 +32,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from bot.service import metrics as outcomes
 from bot.service.attempt_end import AttemptEnd, RetryPolicy, after_failure, done, gave_up
+from bot.service.delivery_watch import ADMITTED, ENDED, attempt_logged
+from bot.service.metrics import Metrics
 from bot.store.protocol import (
     Delivery,
     EnqueueResult,
@@ -90,6 +93,7 @@ class Inbox:
         rng: Callable[[], float] = random.random,
         poll_interval: float = EXTERNAL_POLL_INTERVAL,
         wants: Wants | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
@@ -113,6 +117,10 @@ class Inbox:
         self._unanswered_rings = 0
         self._stopping = False
         self._parsed: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
+        self._metrics = metrics if metrics is not None else Metrics()
+        # When an attempt's end was last stored (or the inbox started): readiness
+        # tells a stuck inbox from a quiet one by it.
+        self.last_end_at = clock()
 
     def wants(self, source: str, event: str, payload: Mapping[str, Any]) -> bool:
         """Whether any handler takes this delivery (without a router: assume so)."""
@@ -130,7 +138,10 @@ class Inbox:
             raise RuntimeError(ALREADY_STARTED)
         self._stopping = False
         self._busy.clear()  # subjects held by workers of a previous start
+        self.last_end_at = self._clock()
         requeued = await self._store.requeue_running()
+        # Work other replicas queue (or subjects they free) rings here too.
+        self._store.set_wakeup(self._ring)
         if requeued:
             logger.warning(LOG_REQUEUED, requeued)
         self._tasks = [
@@ -156,6 +167,8 @@ class Inbox:
         nothing: a known id is dropped whatever its status.
         """
         accepted = await self._store.enqueue(delivery)
+        outcome = outcomes.ACCEPTED if accepted else outcomes.DUPLICATE
+        self._metrics.delivery(delivery.source, delivery.event, outcome)
         if accepted:
             self._remember_parsed(delivery)
             self._wake_for(delivery)
@@ -170,7 +183,12 @@ class Inbox:
         failed runs again, minus the handlers that completed; a known QUEUED,
         RUNNING or DONE id is a duplicate.
         """
-        result = await self._store.enqueue_or_requeue(delivery)
+        try:
+            result = await self._store.enqueue_or_requeue(delivery)
+        except Exception:
+            self._metrics.delivery(delivery.source, delivery.event, outcomes.NOT_STORED)
+            raise
+        self._metrics.delivery(delivery.source, delivery.event, ADMITTED[result])
         if result is EnqueueResult.DUPLICATE:
             logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
             return result
@@ -317,8 +335,12 @@ class Inbox:
             self._parsed.popitem(last=False)
 
     def _recorded(self, ended: AttemptEnd) -> None:
-        """The store has ``ended``: log it, and tell ``wait_idle`` something moved."""
-        self._log(ended.delivery, ended.result, level=ended.level, cause=ended.cause)
+        """The store has ``ended``: log and count it, and tell ``wait_idle`` something moved."""
+        delivery = ended.delivery
+        self.last_end_at = self._clock()
+        self._metrics.delivery(delivery.source, delivery.event, ENDED[ended.settlement.status])
+        with attempt_logged(delivery):
+            self._log(delivery, ended.result, level=ended.level, cause=ended.cause)
         self._signal()
 
     async def _idle_timeout(self, claimed_at: float) -> float:
@@ -339,18 +361,22 @@ class Inbox:
         self._busy.add(delivery.subject)
         self._running.add(delivery.subject)
         try:
-            if delivery.attempts > self._policy.max_attempts:
-                # Only reachable when earlier attempts died with the process:
-                # a delivery that keeps crashing the bot must not loop forever.
-                return gave_up(delivery)
-            try:
-                completed = await self._dispatch(delivery)
-            except Exception as exc:
-                return after_failure(delivery, exc, self._policy, self._clock(), self._rng())
-            return done(delivery, completed or ())
+            with attempt_logged(delivery):
+                return await self._attempt(delivery)
         finally:
             # The subject stays in _busy: the worker releases it at its next claim.
             self._running.discard(delivery.subject)
+
+    async def _attempt(self, delivery: Delivery) -> AttemptEnd:
+        if delivery.attempts > self._policy.max_attempts:
+            # Only reachable when earlier attempts died with the process:
+            # a delivery that keeps crashing the bot must not loop forever.
+            return gave_up(delivery)
+        try:
+            completed = await self._dispatch(delivery)
+        except Exception as exc:
+            return after_failure(delivery, exc, self._policy, self._clock(), self._rng())
+        return done(delivery, completed or ())
 
     def _log(
         self,

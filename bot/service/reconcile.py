@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from bot.service.sources import RECONCILE_EVENT
@@ -56,9 +56,29 @@ async def reconcile_forever(
     repositories: Sequence[str],
     interval: float,
     clock: Callable[[], float],
+    leader: Callable[[], Awaitable[bool]] | None = None,
 ) -> None:
-    """Tick every ``interval`` seconds until cancelled (the app's cleanup_ctx owns the task)."""
+    """Tick every ``interval`` seconds until cancelled (the app's cleanup_ctx owns the task).
+
+    With ``leader`` (replicas on one database), only the replica holding the reconcile
+    lock ticks; the ids are per interval anyway, so two ticks would add nothing twice,
+    but the others need not try. A replica that dies frees the lock for the next one.
+    """
     while True:
-        added = await enqueue_tick(inbox, repositories, clock(), interval)
-        log.info("reconcile tick: %d of %d repositories enqueued", added, len(repositories))
+        if leader is None or await _leads(leader):
+            added = await enqueue_tick(inbox, repositories, clock(), interval)
+            log.info("reconcile tick: %d of %d repositories enqueued", added, len(repositories))
         await asyncio.sleep(interval)
+
+
+async def _leads(leader: Callable[[], Awaitable[bool]]) -> bool:
+    try:
+        return await leader()
+    except Exception:
+        # The database is away: no tick now; the next interval asks again.
+        log.warning(LOG_NO_LEADER, exc_info=True)
+        return False
+
+
+RECONCILE_LOCK = "reconcile"
+LOG_NO_LEADER = "could not ask the database which replica ticks; skipping this tick"

@@ -17,6 +17,7 @@ from bot.github.changes import Repo
 from bot.service.blocking import BlockingRunner
 from bot.service.followups import FollowUps
 from bot.service.locks import KeyedLocks
+from bot.service.metrics import Metrics
 
 if TYPE_CHECKING:
     from bot.buildkite.client import BuildkiteClient
@@ -41,6 +42,8 @@ class Services:
     cache: MutableMapping[Any, Any] = field(default_factory=lambda: TTLCache(1024, 600))
     # Fan-out: a handler's follow-up deliveries go back into the inbox.
     followups: FollowUps = field(default_factory=FollowUps)
+    # This app's Prometheus metrics (each Services its own registry unless given one).
+    metrics: Metrics = field(default_factory=Metrics)
 
     def served(self, full_name: str) -> Repo | None:
         """The repository as configured (FOLLOWUP_BOT_REPOSITORIES), if the bot serves it;

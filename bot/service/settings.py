@@ -42,6 +42,7 @@ UNREADABLE_KEY = "{name}: cannot read {value!r}: {reason}"
 DEFAULT_BUILDKITE_API_URL = "https://api.buildkite.com/v2"
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")  # bot.service.log_context writes each
 
 # GitHub logins: alphanumerics and single hyphens; repository names also allow
 # dots and underscores. Checked here so a typo fails at start-up, not at the
@@ -101,7 +102,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "https://api.github.com",
         "Base URL of the GitHub REST API.",
     ),
-    EnvVar(f"{PREFIX}DATABASE", "database", "followup-bot.sqlite3", "SQLite database file."),
+    EnvVar(
+        f"{PREFIX}DATABASE",
+        "database",
+        "followup-bot.sqlite3",
+        "SQLite database file (one serve), or a postgresql:// URL (any number of replicas).",
+    ),
     EnvVar(
         f"{PREFIX}RETENTION_DAYS",
         "retention_days",
@@ -123,6 +129,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "8",
         "Attempts at a delivery before it is recorded as failed.",
     ),
+    EnvVar(
+        f"{PREFIX}RETRY_BACKOFF",
+        "retry_backoff",
+        "2",
+        "First delay before a failed delivery runs again, seconds; it doubles (with jitter)"
+        " up to 600.",
+    ),
     EnvVar(f"{PREFIX}HTTP_TIMEOUT", "http_timeout", "30", "Timeout of one HTTP request, seconds."),
     EnvVar(
         f"{PREFIX}GITHUB_CONCURRENCY",
@@ -133,6 +146,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(f"{PREFIX}LOGIN", "bot_login", "followup-bot[bot]", "The bot's own GitHub login."),
     EnvVar(f"{PREFIX}LOG_LEVEL", "log_level", "INFO", "Logging level: " + ", ".join(LOG_LEVELS)),
+    EnvVar(
+        f"{PREFIX}LOG_FORMAT",
+        "log_format",
+        "text",
+        "Log lines: text, or json (one object a line, with the delivery's fields).",
+    ),
     EnvVar(
         f"{PREFIX}BUILDKITE_API_TOKEN",
         "buildkite_api_token",
@@ -188,6 +207,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "followup-bot-cache",
         "Directory for downloaded wheels the bot audits (the last few are kept).",
     ),
+    EnvVar(
+        f"{PREFIX}STATUS_TOKEN",
+        "status_token",
+        None,
+        "Token GET /status asks for, as `Authorization: Bearer` + the token; open if unset.",
+    ),
 )
 
 
@@ -214,10 +239,12 @@ class Settings:
     workers: int = 4
     reconcile_interval: float = 300.0
     max_attempts: int = 8
+    retry_backoff: float = 2.0
     http_timeout: float = 30.0
     github_concurrency: int = 10
     bot_login: str = "followup-bot[bot]"
     log_level: str = "INFO"
+    log_format: str = "text"
     # The Buildkite side is optional: off without an API token.
     buildkite_api_token: str | None = field(default=None, repr=False)
     buildkite_api_url: str = DEFAULT_BUILDKITE_API_URL
@@ -229,6 +256,8 @@ class Settings:
     # The image registry: anonymous unless both are set (public registries answer so).
     registry_username: str | None = field(default=None, repr=False)
     registry_password: str | None = field(default=None, repr=False)
+    # The status page is open without it; with it, only a request bearing it sees the page.
+    status_token: str | None = field(default=None, repr=False)
 
     @property
     def buildkite_enabled(self) -> bool:
@@ -253,6 +282,9 @@ class Settings:
                 "RECONCILE_INTERVAL", cls.reconcile_interval, _ranged_float(0.0, 7 * 86400.0)
             ),
             max_attempts=reader.optional("MAX_ATTEMPTS", cls.max_attempts, _ranged_int(1, 100)),
+            retry_backoff=reader.optional(
+                "RETRY_BACKOFF", cls.retry_backoff, _ranged_float(0.0, 600.0)
+            ),
             http_timeout=reader.optional(
                 "HTTP_TIMEOUT", cls.http_timeout, _ranged_float(0.001, 3600.0)
             ),
@@ -261,6 +293,7 @@ class Settings:
             ),
             bot_login=reader.optional("LOGIN", cls.bot_login, str.strip),
             log_level=reader.optional("LOG_LEVEL", cls.log_level, _parse_log_level),
+            log_format=reader.optional("LOG_FORMAT", cls.log_format, _parse_log_format),
             buildkite_api_token=reader.optional("BUILDKITE_API_TOKEN", None, _token),
             buildkite_api_url=reader.optional(
                 "BUILDKITE_API_URL", cls.buildkite_api_url, _parse_url
@@ -285,6 +318,7 @@ class Settings:
             cache_dir=reader.optional("CACHE_DIR", cls.cache_dir, str),
             registry_username=reader.together("REGISTRY_USERNAME", "REGISTRY_PASSWORD", str),
             registry_password=reader.together("REGISTRY_PASSWORD", "REGISTRY_USERNAME", str),
+            status_token=reader.optional("STATUS_TOKEN", None, _token),
         )
         if reader.problems:
             raise SettingsError(reader.problems)
@@ -454,3 +488,10 @@ def _parse_log_level(value: str) -> str:
     if level not in LOG_LEVELS:
         raise _Invalid(BAD_LOG_LEVEL, choices=", ".join(LOG_LEVELS))
     return level
+
+
+def _parse_log_format(value: str) -> str:
+    log_format = value.strip().lower()
+    if log_format not in LOG_FORMATS:
+        raise _Invalid(BAD_LOG_LEVEL, choices=", ".join(LOG_FORMATS))
+    return log_format

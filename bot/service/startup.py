@@ -8,6 +8,7 @@ seen at start-up rather than as silence hours later. Secrets are never shown.
 from __future__ import annotations
 
 from bot.service.settings import Settings
+from bot.store.access import redacted
 
 NO_REPOSITORIES = (
     "FOLLOWUP_BOT_REPOSITORIES is empty: the bot would accept webhooks and act on "
@@ -42,7 +43,7 @@ def summary(settings: Settings) -> str:
         buildkite_webhooks=webhooks,
         reconcile=f"every {interval:g} s" if interval > 0 else OFF,
         retention=settings.retention_days,
-        database=settings.database,
+        database=redacted(settings.database),
         workers=settings.workers,
         host=settings.host,
         port=settings.port,

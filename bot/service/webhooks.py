@@ -84,9 +84,10 @@ BODY_INCOMPLETE = "the body was cut off or malformed in transit"
 BUILDKITE_EVENT_HEADER = "X-Buildkite-Event"
 BUILDKITE_SIGNATURE_HEADER = "X-Buildkite-Signature"
 BUILDKITE_TOKEN_HEADER = "X-Buildkite-Token"
-BUILDKITE_REQUEST_ID_HEADER = "X-Buildkite-Request-Id"
-# Buildkite sends no delivery GUID: without a request id, the body's hash is the
-# dedupe key, so a resend of the same payload is a duplicate.
+# Each delivery's id, as Buildkite sends it (the chaos test found it misnamed here, which
+# had every Buildkite delivery keyed by its body's hash). Without one, the body's hash is
+# the dedupe key, so a resend of the same payload is a duplicate.
+BUILDKITE_REQUEST_ID_HEADER = "X-Buildkite-Request"
 BUILDKITE_BODY_ID_PREFIX = "bk:"
 BUILDKITE_SIGNATURE_MAX_AGE = 300.0
 

@@ -9,7 +9,7 @@ nothing about SQL so a PostgreSQL backend can follow the SQLite one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -192,7 +192,11 @@ class Store(Protocol):
         """Mark FAILED for good, with the reason."""
 
     async def requeue_running(self) -> int:
-        """Turn every RUNNING delivery back into QUEUED; the count. For start-up only."""
+        """Turn every RUNNING delivery back into QUEUED; the count. For start-up only.
+
+        On a database several replicas share: every RUNNING delivery that no *other*
+        live replica is running (this process's own and those of replicas that died).
+        """
 
     async def next_due(self) -> float | None:
         """The earliest ``next_attempt_at`` among QUEUED deliveries, if any."""
@@ -205,6 +209,14 @@ class Store(Protocol):
 
     async def ping(self) -> None:
         """A round trip to the database; raises when it cannot be reached (readiness)."""
+
+    def set_wakeup(self, ring: Callable[[], None]) -> None:
+        """Call ``ring`` when another process queues work or frees a subject (where the
+        backend can tell; others leave it to the inbox's polling)."""
+
+    async def try_lock(self, name: str) -> bool:
+        """Whether this process holds (or now takes) the named lock for periodic work only
+        one process should do, e.g. reconcile ticks; held until the store closes."""
 
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
 

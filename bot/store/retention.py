@@ -73,10 +73,15 @@ async def prune_forever(
     """
     while True:
         try:
-            await prune_once(store, retention_days, clock)
+            # Replicas on one database: one of them prunes (the others would find nothing).
+            if await store.try_lock(RETENTION_LOCK):
+                await prune_once(store, retention_days, clock)
         except Exception:
             log.exception(LOG_PRUNE_FAILED, interval)
         await sleep(interval)
+
+
+RETENTION_LOCK = "retention"
 
 
 def start_retention(

@@ -52,11 +52,10 @@ import time
 import urllib.parse
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.service.blocking import BlockingRunner
-from bot.store.coalesce import Coalescer
+from bot.store.access import Access, StoreUnavailable
 from bot.store.legacy_ids import LEGACY_HANDLER_IDS
 from bot.store.protocol import (
     PRUNE_BATCH,
@@ -71,6 +70,7 @@ from bot.store.protocol import (
     Store,
     UnknownDelivery,
 )
+from bot.store.turns import BatchedWrites, Turn
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -91,18 +91,6 @@ SINGLE_WRITER_NEEDS_OWNER = "only the owner of a database can hold its single-wr
 LOCK_SUFFIX = ".lock"
 # Names SQLite gives databases that live in memory: nothing to share, nothing to lock.
 _NOT_FILES = ("", ":memory:")
-
-
-class Access(StrEnum):
-    """How a store opens its file (the values are SQLite's URI ``mode``s)."""
-
-    OWNER = "rwc"  # create the file if need be and bring its schema up to date
-    WRITE = "rw"  # an existing bot database at the current schema, written to
-    READ = "ro"  # an existing bot database at the current schema, never written
-
-
-class StoreUnavailable(Exception):
-    """The database cannot be opened as asked: the message says why, for an operator."""
 
 
 class DatabaseInUse(StoreUnavailable):
@@ -263,7 +251,7 @@ class PageCounts:
         return self.total - self.free
 
 
-class SQLiteStore(Store):
+class SQLiteStore(BatchedWrites, Store):
     def __init__(
         self,
         path: str,
@@ -290,12 +278,7 @@ class SQLiteStore(Store):
         # (or is closed) holds no thread.
         self._timeout = blocking.timeout
         self._thread: BlockingRunner | None = None
-        self._admissions: Coalescer[tuple[Delivery, bool], EnqueueResult] = Coalescer(
-            self._write_admissions, "sqlite-enqueue"
-        )
-        self._turns: Coalescer[_Turn, Delivery | None] = Coalescer(
-            self._write_turns, "sqlite-turns"
-        )
+        BatchedWrites.__init__(self, "sqlite")
 
     @property
     def lock_path(self) -> str:
@@ -375,8 +358,7 @@ class SQLiteStore(Store):
             os.close(fd)  # closing the only descriptor of the open file drops its flock
 
     async def close(self) -> None:
-        await self._admissions.wait_written()
-        await self._turns.wait_written()
+        await self._written()
         try:
             if self._conn is not None:
                 await self._run(_close)
@@ -392,47 +374,16 @@ class SQLiteStore(Store):
 
     # -- inbox -----------------------------------------------------------------
 
-    async def enqueue(self, delivery: Delivery) -> bool:
-        return await self._admissions.submit((delivery, False)) is EnqueueResult.NEW
-
-    async def enqueue_or_requeue(self, delivery: Delivery) -> EnqueueResult:
-        return await self._admissions.submit((delivery, True))
-
     async def _write_admissions(
         self, batch: list[tuple[Delivery, bool]]
     ) -> list[EnqueueResult | BaseException]:
         return list(await self._run(_durable, _enqueue_many, batch))
 
-    async def _write_turns(self, batch: list[_Turn]) -> list[Delivery | BaseException | None]:
+    async def _write_turns(self, batch: list[Turn]) -> list[Delivery | BaseException | None]:
         return await self._run(_take_turns, batch, self._clock())
 
     async def requeue(self, delivery_id: str, now: float, *, include_done: bool = False) -> Requeue:
         return await self._run(_durable, _requeue, delivery_id, now, include_done)
-
-    async def claim(self, now: float, busy_subjects: frozenset[str]) -> Delivery | None:
-        return await self.settle_and_claim(None, now, busy_subjects)
-
-    async def settle_and_claim(
-        self,
-        settled: Settlement | None,
-        now: float,
-        busy_subjects: frozenset[str],
-        *,
-        claim: bool = True,
-    ) -> Delivery | None:
-        return await self._turns.submit(_Turn(settled, now, busy_subjects, claim))
-
-    async def finish(self, delivery_id: str, *, handlers: Collection[str] = ()) -> None:
-        done = Settlement(delivery_id, DeliveryStatus.DONE, handlers=tuple(handlers))
-        await self.settle_and_claim(done, 0.0, frozenset(), claim=False)
-
-    async def retry_later(self, delivery_id: str, at: float, reason: str) -> None:
-        retry = Settlement(delivery_id, DeliveryStatus.QUEUED, retry_at=at, reason=reason)
-        await self.settle_and_claim(retry, 0.0, frozenset(), claim=False)
-
-    async def fail(self, delivery_id: str, reason: str) -> None:
-        failed = Settlement(delivery_id, DeliveryStatus.FAILED, reason=reason)
-        await self.settle_and_claim(failed, 0.0, frozenset(), claim=False)
 
     async def requeue_running(self) -> int:
         return await self._run(_requeue_running)
@@ -448,6 +399,13 @@ class SQLiteStore(Store):
 
     async def ping(self) -> None:
         await self._run(_ping)
+
+    def set_wakeup(self, ring: Callable[[], None]) -> None:
+        """Nothing to listen to: other processes' work is found by the inbox's polling."""
+
+    async def try_lock(self, name: str) -> bool:
+        # One serve per file (the single-writer lock): this process is the only one.
+        return True
 
     async def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
         return await self._run(_get_delivery, delivery_id)
@@ -699,18 +657,8 @@ def _requeue(conn: sqlite3.Connection, delivery_id: str, now: float, include_don
         return Requeue(previous, True, forgotten)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Turn:
-    """One ``settle_and_claim`` call: how an attempt ended, then maybe a claim."""
-
-    settled: Settlement | None
-    now: float
-    busy: frozenset[str]
-    claim: bool
-
-
 def _take_turns(
-    conn: sqlite3.Connection, turns: list[_Turn], finished_at: float
+    conn: sqlite3.Connection, turns: list[Turn], finished_at: float
 ) -> list[Delivery | BaseException | None]:
     """Every turn's end, then every turn's claim, in one transaction.
 

@@ -93,6 +93,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "reactions/create-for-issue-comment",
     "apps/create-installation-access-token",
     "apps/get-repo-installation",
+    "apps/get-authenticated",
     "rate-limit/get",
 )
 

@@ -197,7 +197,7 @@ async def test_the_request_id_is_the_dedupe_key_when_present(
     client: Client, store: SQLiteStore
 ) -> None:
     for request_id in ("req-1", "req-2", "req-1"):
-        headers = signed(BUILD_FINISHED, **{"X-Buildkite-Request-Id": request_id})
+        headers = signed(BUILD_FINISHED, **{"X-Buildkite-Request": request_id})
         response = await client.post(PATH, data=BUILD_FINISHED, headers=headers)
         assert response.status == 202
     ids = sorted(r.delivery.delivery_id for r in await store.list_deliveries())

@@ -60,6 +60,7 @@ EXPECTED_OPERATIONS = {
     "reactions/create-for-issue-comment": "POST",
     "apps/create-installation-access-token": "POST",
     "apps/get-repo-installation": "GET",
+    "apps/get-authenticated": "GET",
     "rate-limit/get": "GET",
 }
 

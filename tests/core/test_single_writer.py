@@ -17,15 +17,9 @@ from aiohttp import web
 
 from bot.service.app import create_app
 from bot.service.blocking import BlockingRunner
+from bot.store.access import Access, StoreUnavailable
 from bot.store.protocol import DeliveryStatus
-from bot.store.sqlite import (
-    DATABASE_IN_USE,
-    SINGLE_WRITER_NEEDS_OWNER,
-    Access,
-    DatabaseInUse,
-    SQLiteStore,
-    StoreUnavailable,
-)
+from bot.store.sqlite import DATABASE_IN_USE, SINGLE_WRITER_NEEDS_OWNER, DatabaseInUse, SQLiteStore
 
 from .helpers import make_delivery
 from .service import SAFETY, Handlers, push_body, running_service, settings_for

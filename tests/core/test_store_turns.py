@@ -22,6 +22,7 @@ from bot.store.protocol import (
     DeliveryStatus,
     InboxStats,
     Settlement,
+    Store,
     UnknownDelivery,
 )
 from bot.store.sqlite import SQLiteStore
@@ -41,6 +42,12 @@ class BatchCountingStore(SQLiteStore):
     async def _write_turns(self, batch: list[Any]) -> list[Delivery | BaseException | None]:
         self.batches.append(len(batch))
         return await super()._write_turns(batch)
+
+
+@pytest.fixture
+def store(any_store: Store) -> Store:
+    """The turns' contract on both backends (``counting`` looks inside SQLite's)."""
+    return any_store
 
 
 @pytest.fixture
@@ -192,7 +199,7 @@ async def test_an_end_frees_its_subject_for_a_claim_of_the_same_batch(
     assert other.delivery_id == "a2"
 
 
-async def test_a_claim_carries_the_handlers_already_done(store: SQLiteStore) -> None:
+async def test_a_claim_carries_the_handlers_already_done(store: Store) -> None:
     await store.enqueue(make_delivery("d", "S"))
     await store.mark_handler_done("d", "pins.bump")
     claimed = await store.claim(2000.0, frozenset())
@@ -214,7 +221,7 @@ async def test_an_unknown_id_fails_its_own_turn_only(counting: BatchCountingStor
     assert results[1].delivery_id == "d"
 
 
-async def test_a_retry_and_a_failure_are_recorded_with_their_reason(store: SQLiteStore) -> None:
+async def test_a_retry_and_a_failure_are_recorded_with_their_reason(store: Store) -> None:
     await store.enqueue(make_delivery("r", "R"))
     await store.enqueue(make_delivery("f", "F"))
     assert await store.claim(2000.0, frozenset()) is not None
@@ -236,7 +243,7 @@ async def test_a_retry_and_a_failure_are_recorded_with_their_reason(store: SQLit
 # -- the inbox on top ----------------------------------------------------------------
 
 
-async def test_the_worker_gets_the_payload_the_intake_parsed(store: SQLiteStore) -> None:
+async def test_the_worker_gets_the_payload_the_intake_parsed(store: Store) -> None:
     parsed: dict[str, Any] = {"action": "created", "n": 1}
     seen: list[tuple[Mapping[str, Any] | None, frozenset[str] | None]] = []
 
@@ -257,7 +264,7 @@ async def test_the_worker_gets_the_payload_the_intake_parsed(store: SQLiteStore)
     assert seen[1] == (None, frozenset())  # parsed by dispatch; the claim read the log
 
 
-async def test_parsed_payloads_kept_for_workers_are_bounded(store: SQLiteStore) -> None:
+async def test_parsed_payloads_kept_for_workers_are_bounded(store: Store) -> None:
     inbox = Inbox(store, lambda d: asyncio.sleep(0), workers=1)  # never started
     for n in range(1030):
         body = {"n": n}
@@ -296,7 +303,7 @@ async def test_a_delivery_deleted_while_it_runs_is_logged_and_work_goes_on(
 
 
 async def test_inbox_stats_count_queued_and_running_and_the_oldest_arrival(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     assert await store.inbox_stats() == InboxStats(0, 0, None)
     await store.enqueue(make_delivery("old", "A", received_at=5.0))

@@ -72,7 +72,7 @@ async def _post_as_buildkite(env: Harness, event: str, payload: Mapping[str, Any
         "X-Buildkite-Signature": signature_header(
             env.settings.webhook_secret, int(time.time()), body
         ),
-        "X-Buildkite-Request-Id": str(uuid.uuid4()),
+        "X-Buildkite-Request": str(uuid.uuid4()),
     }
     async with aiohttp.ClientSession() as session:
         url = env.running.buildkite_webhook_url

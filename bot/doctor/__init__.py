@@ -1,0 +1,1 @@
+"""``followup-bot doctor``: checks the service's environment against GitHub and Buildkite."""

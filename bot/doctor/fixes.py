@@ -1,0 +1,43 @@
+"""What each failing doctor check tells the operator to do (asserted by the tests)."""
+
+from __future__ import annotations
+
+FIX_SETTINGS = "set it in the service's environment (README: Configuration)"
+FIX_KEY = (
+    "set FOLLOWUP_BOT_APP_ID to the App's id and FOLLOWUP_BOT_PRIVATE_KEY(_FILE) to a "
+    "private key generated on that App's settings page"
+)
+FIX_GITHUB_UNREACHABLE = "check FOLLOWUP_BOT_GITHUB_API_URL and that GitHub answers from here"
+FIX_PERMISSIONS = (
+    "grant them in the App's settings (Permissions & events), then accept the change on "
+    "each installation"
+)
+FIX_EVENTS = "subscribe the App to them in its settings (Permissions & events)"
+FIX_NOT_INSTALLED = "install the App on {repo} (the App's page: Install App)"
+FIX_INSTALLATION_PERMISSIONS = "accept the App's new permissions in {repo}'s installation settings"
+FIX_NO_CONFIG = (
+    "add .github/followup-bot.yml to {repo}'s default branch (followup-bot discover proposes one)"
+)
+FIX_CONFIG = (
+    "fix .github/followup-bot.yml on {repo}'s default branch (followup-bot check-config "
+    "lists each problem)"
+)
+FIX_UPSTREAM = (
+    "install the App on {upstream}, so the bot reads it and gets its pushes, or correct "
+    "the pin's upstream"
+)
+FIX_PIN_FILE = (
+    "correct the pin's file or dependency in the config, or the file itself "
+    "(followup-bot check-config --repo shows it on a checkout)"
+)
+FIX_BUILDKITE_TOKEN = "set FOLLOWUP_BOT_BUILDKITE_API_TOKEN to a valid Buildkite API access token"
+FIX_BUILDKITE_UNREACHABLE = "check FOLLOWUP_BOT_BUILDKITE_API_URL and that Buildkite answers"
+FIX_BUILDKITE_SCOPES = (
+    "create a Buildkite API access token with the scopes {scopes} and set "
+    "FOLLOWUP_BOT_BUILDKITE_API_TOKEN to it"
+)
+FIX_BUILDKITE_WEBHOOK = (
+    "set FOLLOWUP_BOT_BUILDKITE_WEBHOOK_SECRET (or _TOKEN) to the secret of the Buildkite "
+    "webhook notification service"
+)
+FIX_TIMED_OUT = "check that {service} answers from here (FOLLOWUP_BOT_HTTP_TIMEOUT: {seconds:g} s)"

@@ -1,0 +1,212 @@
+"""The service's Prometheus metrics, owned by one ``Metrics`` per app.
+
+Each app has its own ``CollectorRegistry``, never prometheus_client's global one, so
+several apps in one process (the tests start many) count apart and never collide on
+a metric name. Counters are bumped where things happen; the inbox's depth is read
+from the store when ``/metrics`` is scraped (``render``), so it is never stale.
+
+Part of the foundation: it imports nothing of the bot, because the GitHub and
+Buildkite clients and the feature flows report to it.
+
+Labels carry only bounded, public values (sources, event names a verified sender
+used, handler ids, HTTP status codes, PR actions, failure classes); never a URL,
+a token or anything an unverified sender chose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator, Mapping
+
+from prometheus_client import (
+    CONTENT_TYPE_PLAIN_0_0_4,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+# The text format every Prometheus version reads (what ``generate_latest`` writes).
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+
+# Delivery outcomes: at intake, then at the end of each attempt.
+ACCEPTED = "accepted"
+REQUEUED = "requeued"
+DUPLICATE = "duplicate"
+REJECTED = "rejected"
+NOT_STORED = "not_stored"  # the store failed; the sender got a 503 and may redeliver
+DONE = "done"
+RETRY = "retry"
+FAILED = "failed"
+# The event label of a refused request: its headers are unverified, so they name nothing.
+UNVERIFIED = "unverified"
+
+# What the bot did to one of its pull requests.
+PR_OPENED = "opened"
+PR_UPDATED = "updated"
+PR_CLOSED = "closed"
+
+# Where the remaining rate limit is read, per service (header names, any case).
+RATE_LIMIT_HEADERS: Mapping[str, str] = {
+    "github": "x-ratelimit-remaining",
+    "buildkite": "ratelimit-remaining",
+}
+
+# Handlers range from a few milliseconds to minutes (a wheel download and audit).
+HANDLER_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+
+
+class _InboxCollector(Collector):
+    """The inbox's depth as of the last scrape (nothing before the first, or when the
+    store could not be read: a missing series says "unknown", not "empty")."""
+
+    def __init__(self) -> None:
+        self.snapshot: tuple[int, int, float] | None = None
+
+    def describe(self) -> Iterable[Metric]:
+        return self._families()
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families() if self.snapshot is not None else []
+
+    def _families(self) -> list[Metric]:
+        queued, running, oldest_age = self.snapshot or (0, 0, 0.0)
+        depth = GaugeMetricFamily(
+            "followup_bot_inbox_deliveries",
+            "Deliveries in the inbox by status (queued: due or not).",
+            labels=["status"],
+        )
+        depth.add_metric(["queued"], queued)
+        depth.add_metric(["running"], running)
+        age = GaugeMetricFamily(
+            "followup_bot_inbox_oldest_queued_age_seconds",
+            "Seconds since the oldest queued delivery arrived (0 when none is queued).",
+            value=oldest_age,
+        )
+        return [depth, age]
+
+
+class Metrics:
+    """Every metric of one app, in its own registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.deliveries = Counter(
+            "followup_bot_deliveries",
+            "Deliveries by source, event and outcome (intake: accepted, requeued, duplicate, "
+            "rejected, not_stored; end of an attempt: done, retry, failed).",
+            ["source", "event", "outcome"],
+            registry=r,
+        )
+        self.handler_duration = Histogram(
+            "followup_bot_handler_duration_seconds",
+            "Time one handler took on one delivery attempt.",
+            ["handler"],
+            buckets=HANDLER_BUCKETS,
+            registry=r,
+        )
+        self.handler_attempts = Counter(
+            "followup_bot_handler_attempts", "Handler runs.", ["handler"], registry=r
+        )
+        self.handler_failures = Counter(
+            "followup_bot_handler_failures", "Handler runs that raised.", ["handler"], registry=r
+        )
+        self.http_requests = Counter(
+            "followup_bot_http_requests",
+            "Answers from the GitHub and Buildkite APIs by status code (each retry counts).",
+            ["service", "code"],
+            registry=r,
+        )
+        self.rate_limit_remaining = Gauge(
+            "followup_bot_rate_limit_remaining",
+            "Requests left in the rate-limit window, as the service's last answer said.",
+            ["service"],
+            registry=r,
+        )
+        self.pull_requests = Counter(
+            "followup_bot_pull_requests",
+            "The bot's pull requests opened, updated and closed.",
+            ["action"],
+            registry=r,
+        )
+        self.job_retries = Counter(
+            "followup_bot_job_retries",
+            "Buildkite jobs the bot retried, by failure class and by who asked.",
+            ["failure_class", "flow"],
+            registry=r,
+        )
+        self.landings = Counter(
+            "followup_bot_landings",
+            "Pull requests the bot merged itself, by merge method.",
+            ["method"],
+            registry=r,
+        )
+        self._inbox = _InboxCollector()
+        r.register(self._inbox)
+
+    # -- the service's own call sites -------------------------------------------------
+
+    def delivery(self, source: str, event: str, outcome: str) -> None:
+        self.deliveries.labels(source, event, outcome).inc()
+
+    def response(self, service: str, status: int, headers: Mapping[str, str]) -> None:
+        """One HTTP answer from ``service`` (the clients' ``ResponseObserver``)."""
+        self.http_requests.labels(service, str(status)).inc()
+        wanted = RATE_LIMIT_HEADERS.get(service)
+        for name, value in headers.items():
+            if name.lower() == wanted:
+                with contextlib.suppress(ValueError):
+                    self.rate_limit_remaining.labels(service).set(float(value))
+                break
+
+    def render(self, inbox: tuple[int, int, float] | None) -> bytes:
+        """The exposition text, with the inbox's ``(queued, running, oldest age)`` as read
+        just now (None: unreadable, left out)."""
+        self._inbox.snapshot = inbox
+        return generate_latest(self.registry)
+
+
+# The metrics of the delivery being handled, for call sites deep in the flows
+# (``create_pull``, a job's retry, a merge). Those get a GitHub client or a RepoScope,
+# not the Services; threading ``Metrics`` through every signature on the way would
+# touch dozens of functions for a counter each. The dispatcher binds it around each
+# delivery, so nothing outside a delivery (and no other app's delivery) is counted.
+_current: contextvars.ContextVar[Metrics | None] = contextvars.ContextVar(
+    "followup_bot_metrics", default=None
+)
+
+
+@contextlib.contextmanager
+def bound(metrics: Metrics) -> Iterator[None]:
+    """Make ``metrics`` the current delivery's metrics within the block."""
+    token = _current.set(metrics)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def pull_request(action: str) -> None:
+    """The bot opened, updated or closed a pull request."""
+    metrics = _current.get()
+    if metrics is not None:
+        metrics.pull_requests.labels(action).inc()
+
+
+def job_retried(failure_class: str, flow: str) -> None:
+    """The bot retried a Buildkite job of ``failure_class`` for ``flow``."""
+    metrics = _current.get()
+    if metrics is not None:
+        metrics.job_retries.labels(failure_class, flow).inc()
+
+
+def landed(method: str) -> None:
+    """The bot merged a pull request with ``method``."""
+    metrics = _current.get()
+    if metrics is not None:
+        metrics.landings.labels(method).inc()
