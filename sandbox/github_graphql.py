@@ -1,9 +1,10 @@
-"""``POST /graphql`` of the GitHub stand-in: auto-merge, and nothing else.
+"""``POST /graphql`` of the GitHub stand-in: auto-merge, and a repository's pull requests.
 
 The document is parsed, validated and executed by graphql-core against a small
-SDL holding only the types these mutations touch, so an ill-formed query, an
-unknown field or an unknown mutation is refused the way GitHub refuses it:
-HTTP 200 with ``{"errors": [...]}``. Refusals of the mutation itself carry
+SDL holding only the types these mutations and ``repository { pullRequests }``
+(``github_graphql_pulls``) touch, named and typed as in GitHub's public schema, so an
+ill-formed query, an unknown field or an unknown mutation is refused the way GitHub
+refuses it: HTTP 200 with ``{"errors": [...]}``. Refusals of the mutation itself carry
 GitHub's ``type`` and wording ("Pull request ..." prefixed, as GitHub sends them).
 """
 
@@ -22,6 +23,7 @@ from graphql import GraphQLError, GraphQLSchema, build_schema, graphql
 
 from sandbox.github_auth import AuthError, InstallationToken, parse_authorization
 from sandbox.github_faults import SECONDARY_LIMIT_MESSAGE, SERVER_ERROR_MESSAGE
+from sandbox.github_graphql_pulls import RepositoryResolver, pull_fields
 from sandbox.github_http import Reply
 from sandbox.github_json_base import JSON, iso
 from sandbox.github_state import AutoMerge, Issue, Repo
@@ -52,6 +54,13 @@ scalar GitObjectID
 enum PullRequestMergeMethod { MERGE SQUASH REBASE }
 enum PullRequestState { OPEN CLOSED MERGED }
 enum MergeStateStatus { BEHIND BLOCKED CLEAN DIRTY HAS_HOOKS UNKNOWN UNSTABLE }
+enum IssueOrderField { CREATED_AT UPDATED_AT COMMENTS }
+enum OrderDirection { ASC DESC }
+
+input IssueOrder {
+  field: IssueOrderField!
+  direction: OrderDirection!
+}
 
 type Actor { login: String! }
 
@@ -65,12 +74,38 @@ type AutoMergeRequest {
 
 type PullRequest {
   id: ID!
+  databaseId: Int
   number: Int!
   state: PullRequestState!
   merged: Boolean!
+  title: String!
+  headRefName: String!
   headRefOid: GitObjectID!
+  baseRefName: String!
+  isCrossRepository: Boolean!
+  createdAt: DateTime!
+  closedAt: DateTime
+  mergedAt: DateTime
+  author: Actor
   mergeStateStatus: MergeStateStatus!
   autoMergeRequest: AutoMergeRequest
+}
+
+type PullRequestConnection {
+  nodes: [PullRequest]
+  totalCount: Int!
+}
+
+type Repository {
+  nameWithOwner: String!
+  pullRequests(
+    states: [PullRequestState!]
+    headRefName: String
+    baseRefName: String
+    first: Int
+    last: Int
+    orderBy: IssueOrder
+  ): PullRequestConnection!
 }
 
 input EnablePullRequestAutoMergeInput {
@@ -100,6 +135,7 @@ type DisablePullRequestAutoMergePayload {
 
 type Query {
   node(id: ID!): PullRequest
+  repository(owner: String!, name: String!, followRenames: Boolean = true): Repository
 }
 
 type Mutation {
@@ -139,6 +175,7 @@ class GraphQLEndpoint:
     def __init__(self, sandbox: GitHubSandbox) -> None:
         self.sb = sandbox
         self.schema: GraphQLSchema = build_schema(SCHEMA_SDL)
+        self.repositories = RepositoryResolver(sandbox)
 
     # -- HTTP -------------------------------------------------------------------------------
 
@@ -186,8 +223,9 @@ class GraphQLEndpoint:
         if not isinstance(query, str):
             return {"errors": [{"message": QUERY_MISSING}]}
         variables = body.get("variables") if isinstance(body, dict) else None
-        root: dict[str, Callable[..., Awaitable[JSON | None]]] = {
+        root: dict[str, Callable[..., Awaitable[JSON | None] | JSON]] = {
             "node": self._node,
+            "repository": self.repositories.repository,
             "enablePullRequestAutoMerge": self._enable,
             "disablePullRequestAutoMerge": self._disable,
         }
@@ -233,7 +271,6 @@ class GraphQLEndpoint:
         pull = issue.pull
         assert pull is not None
         stats = await self.sb.git(self.sb.pulls_ops.stats_sync, repo, issue)
-        state = "MERGED" if pull.merged else "OPEN" if issue.state == "open" else "CLOSED"
         status = "UNKNOWN"
         if stats.mergeable is not None:
             status = merge_state(repo, pull, stats.mergeable).upper()
@@ -248,11 +285,7 @@ class GraphQLEndpoint:
                 "commitBody": request.commit_message,
             }
         return {
-            "id": self.sb.json.pull(repo, issue)["node_id"],
-            "number": issue.number,
-            "state": state,
-            "merged": pull.merged,
-            "headRefOid": pull.head_sha,
+            **pull_fields(self.sb, repo, issue),
             "mergeStateStatus": status,
             "autoMergeRequest": auto,
         }

@@ -86,7 +86,8 @@ class PostgresServer:
     def url(self) -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/postgres"
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Shut the server down, keeping its data (an outage; ``resume`` ends it)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)  # "fast" shutdown
             try:
@@ -94,6 +95,13 @@ class PostgresServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def resume(self) -> None:
+        """Start the halted server again, on the same port with the same data."""
+        self.process = _launch(self.directory, self.port)
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -114,15 +122,20 @@ def start_server(*, port: int | None = None) -> PostgresServer:
         user=user,
     )
     chosen = port if port is not None else free_port()
+    return PostgresServer(directory, chosen, _launch(directory, chosen))
+
+
+def _launch(directory: Path, port: int) -> subprocess.Popen[bytes]:
+    binaries, data, sockets = bindir(), directory / "data", directory / "sockets"
     process = subprocess.Popen(
-        [str(binaries / "postgres"), "-D", str(data), "-p", str(chosen), "-k", str(sockets)]
+        [str(binaries / "postgres"), "-D", str(data), "-p", str(port), "-k", str(sockets)]
         + [arg for setting in SERVER_SETTINGS for arg in ("-c", setting)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        user=user,
+        user=_server_user(),
     )
     _wait_ready(process)
-    return PostgresServer(directory, chosen, process)
+    return process
 
 
 def _wait_ready(process: subprocess.Popen[bytes]) -> None:

@@ -34,7 +34,9 @@ from bot.pins.facts import (
     BumpScope,
     PinFacts,
     compare,
+    forget_pulls,
     newest_commits,
+    prefetch_pulls,
     read_facts,
     target_of,
 )
@@ -111,6 +113,7 @@ async def sync_repo(
         bot_login=bot_login,
         cache=cache if cache is not None else {},
     )
+    await prefetch_pulls(ctx, pins)
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
 
 
@@ -118,7 +121,12 @@ async def sync_pin(ctx: BumpScope, pin: PinConfig) -> PinResult:
     key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
         state = PinState.load(await ctx.store.get_state(Kind.BUMP, key))
-        result = await _sync_pin_locked(ctx, pin, state)
+        try:
+            result = await _sync_pin_locked(ctx, pin, state)
+        finally:
+            # Whatever the sync wrote (or began to, when it failed), a later sync of this
+            # pin in the same delivery must read the branch's PRs afresh.
+            forget_pulls(ctx, pin)
         state.last_result = result.outcome.value
         if result.outcome in SUCCESSES:
             state.last_failure = None  # the dashboard shows problems that still stand

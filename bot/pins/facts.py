@@ -3,13 +3,14 @@
 ``BumpScope`` is the repository's scope plus the default branch head the sync
 works against; ``read_facts`` reads the upstream head, the bump branch's PRs
 and the pinned value (or the reason there is nothing to decide on); the
-compare and commit listings of upstream are read here too.
+compare and commit listings of upstream are read here too. A sync of several pins
+reads all their bump branches' PRs in one GraphQL query first (``prefetch_pulls``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,14 +21,17 @@ from bot.config.models import PinConfig
 from bot.edit.cmake_pin import PinError, read_pin
 from bot.github import changes
 from bot.github.changes import BranchHead, Repo
+from bot.github.pull_states import pulls_by_branch
 from bot.pins import text as bump_text
 from bot.pins.state import Outcome, PinResult, PinState
 from bot.pins.tags import TagChoice, choose_tag, list_tags
+from bot.service import delivery_memo
 from bot.service.delivery_memo import memoized
 from bot.service.scope import RepoScope
 
 UPSTREAM_HEAD = "upstream-head"
 FILE_AT = "file-at"
+BUMP_PULLS = "bump-pulls"
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
 REASON_NO_PIN_FILE = "{file} does not exist on {base}"
 REASON_OTHER_REPOSITORY = (
@@ -63,7 +67,7 @@ async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
     head, pulls, raw, companions = await asyncio.gather(
         list_tags(ctx.gh, upstream) if pin.track == "tags" else upstream_head(ctx, pin),
-        changes.pulls_for_branch(ctx.gh, ctx.repo, bump_text.bump_branch(pin.name)),
+        bump_pulls(ctx, pin),
         file_at_base(ctx, pin.file),
         _read_companions(ctx, pin),
     )
@@ -96,6 +100,42 @@ async def _read_companions(ctx: BumpScope, pin: PinConfig) -> dict[str, bytes | 
     files = list(dict.fromkeys(companion.file for companion in pin.also))
     raws = await asyncio.gather(*(file_at_base(ctx, file) for file in files))
     return dict(zip(files, raws, strict=True))
+
+
+def bump_pulls_key(repo: Repo, pin: PinConfig) -> tuple[str, str, str]:
+    return (BUMP_PULLS, repo.full_name.casefold(), bump_text.bump_branch(pin.name))
+
+
+async def bump_pulls(ctx: BumpScope, pin: PinConfig) -> list[dict[str, Any]]:
+    """The PRs of the pin's bump branch, newest first: the sync's prefetched answer, else
+    (one pin alone, or outside a delivery) its own REST listing."""
+    branch = bump_text.bump_branch(pin.name)
+    key = bump_pulls_key(ctx.repo, pin)
+    return await memoized(key, lambda: changes.pulls_for_branch(ctx.gh, ctx.repo, branch))
+
+
+async def prefetch_pulls(ctx: BumpScope, pins: Sequence[PinConfig]) -> None:
+    """Read the bump-branch PRs of ``pins`` in one GraphQL query, kept for this delivery.
+
+    Only for two pins or more: one branch's REST listing is as many requests, and its
+    304 (when nothing changed) costs nothing, where a query costs a GraphQL point. A
+    failed query raises, so the delivery is retried (an empty answer would open
+    duplicate PRs). Each pin's sync forgets its answer when done (``forget_pulls``).
+    """
+    if not delivery_memo.active():
+        return  # nowhere to keep the answer: each pin reads its own
+    missing = [pin for pin in pins if not delivery_memo.known(bump_pulls_key(ctx.repo, pin))]
+    if len(missing) < 2:
+        return
+    branches = [bump_text.bump_branch(pin.name) for pin in missing]
+    answer = await pulls_by_branch(ctx.gh, ctx.repo, branches)
+    for pin, branch in zip(missing, branches, strict=True):
+        delivery_memo.remember(bump_pulls_key(ctx.repo, pin), answer[branch])
+
+
+def forget_pulls(ctx: BumpScope, pin: PinConfig) -> None:
+    """Drop the pin's PR list: its sync may have opened, closed, retitled or moved its PR."""
+    delivery_memo.forget(bump_pulls_key(ctx.repo, pin))
 
 
 async def upstream_head(ctx: BumpScope, pin: PinConfig) -> str | None:

@@ -58,3 +58,23 @@ def forget(key: Hashable) -> None:
     memo = _MEMO.get()
     if memo is not None:
         memo.pop(key, None)
+
+
+def active() -> bool:
+    """Whether a delivery's memo is open (outside one, an answer has nowhere to be kept)."""
+    return _MEMO.get() is not None
+
+
+def known(key: Hashable) -> bool:
+    """Whether ``key`` has an answer (or a read under way) in this delivery."""
+    memo = _MEMO.get()
+    return memo is not None and key in memo
+
+
+def remember(key: Hashable, value: object) -> None:
+    """Keep ``value`` as ``key``'s answer, read some other way (one query for many keys)."""
+    memo = _MEMO.get()
+    if memo is not None:
+        answered: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answered.set_result(value)
+        memo[key] = answered

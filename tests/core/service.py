@@ -73,7 +73,7 @@ class Service:
     app: web.Application
     runner: web.AppRunner
     url: str
-    database: Path
+    database: str | Path
 
     @property
     def inbox(self) -> Inbox:
@@ -107,7 +107,7 @@ class Service:
         return found
 
 
-def settings_for(database: Path) -> Settings:
+def settings_for(database: str | Path) -> Settings:
     return Settings(
         webhook_secret=SECRET.decode(),
         app_id="1",
@@ -120,7 +120,7 @@ def settings_for(database: Path) -> Settings:
 
 @asynccontextmanager
 async def running_service(
-    database: Path, routers: Sequence[routing.Router]
+    database: str | Path, routers: Sequence[routing.Router]
 ) -> AsyncIterator[Service]:
     runner = web.AppRunner(create_app(settings_for(database), routers=routers))
     await runner.setup()

@@ -20,9 +20,11 @@ from bot.service.blocking import BlockingRunner
 from bot.service.settings import Settings
 from bot.store import sqlite as store_sqlite
 from bot.store.kinds import LEGACY_KINDS, PRUNABLE, Kind
-from bot.store.protocol import PruneCounts
+from bot.store.postgres import PostgresStore
+from bot.store.protocol import PruneCounts, Store
 from bot.store.retention import DAY, PRUNABLE_KINDS, prune_forever, prune_once
 from bot.store.sqlite import MIGRATIONS, SQLiteStore
+from sandbox.postgres_server import create_database, drop_database
 
 from .helpers import make_delivery
 from .test_settings import PEM, SECRET, minimal_env, problems_of
@@ -55,11 +57,29 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def timed_store(blocking: BlockingRunner, clock: Clock) -> AsyncIterator[SQLiteStore]:
+async def sqlite_timed(blocking: BlockingRunner, clock: Clock) -> AsyncIterator[SQLiteStore]:
     store = SQLiteStore(":memory:", blocking, clock=clock)
     await store.open()
     yield store
     await store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def timed_store(
+    blocking: BlockingRunner, clock: Clock, request: pytest.FixtureRequest
+) -> AsyncIterator[Store]:
+    """A store on the test's clock; retention means the same on both backends."""
+    if request.param == "sqlite":
+        store: Store = SQLiteStore(":memory:", blocking, clock=clock)
+    else:
+        server = request.getfixturevalue("postgres_server")
+        url = await create_database(server)
+        store = PostgresStore(url, clock=clock)
+    await store.open()
+    yield store
+    await store.close()
+    if request.param == "postgres":
+        await drop_database(server, url)
 
 
 def query(path: str, sql: str) -> list[tuple[Any, ...]]:
@@ -67,7 +87,7 @@ def query(path: str, sql: str) -> list[tuple[Any, ...]]:
         return conn.execute(sql).fetchall()
 
 
-async def statuses(store: SQLiteStore) -> dict[str, str]:
+async def statuses(store: Store) -> dict[str, str]:
     return {r.delivery.delivery_id: r.status.value for r in await store.list_deliveries()}
 
 
@@ -93,7 +113,7 @@ def test_prunable_kinds_are_the_registrys_records() -> None:
 
 
 async def test_queued_and_running_deliveries_are_never_pruned(
-    timed_store: SQLiteStore, clock: Clock
+    timed_store: Store, clock: Clock
 ) -> None:
     store = timed_store
     for name in ("queued", "running", "retrying", "done", "failed"):
@@ -115,9 +135,7 @@ async def test_queued_and_running_deliveries_are_never_pruned(
     }
 
 
-async def test_deliveries_age_from_when_they_finished(
-    timed_store: SQLiteStore, clock: Clock
-) -> None:
+async def test_deliveries_age_from_when_they_finished(timed_store: Store, clock: Clock) -> None:
     store = timed_store
     await store.enqueue(make_delivery("old", "a", received_at=0.0))
     await store.enqueue(make_delivery("late", "b", received_at=0.0))
@@ -152,9 +170,7 @@ async def test_handler_runs_go_with_their_deliveries(
     assert rows == [("open", "bump"), ("open", "landing")]  # no orphans left behind
 
 
-async def test_a_pruned_delivery_id_is_accepted_again(
-    timed_store: SQLiteStore, clock: Clock
-) -> None:
+async def test_a_pruned_delivery_id_is_accepted_again(timed_store: Store, clock: Clock) -> None:
     # The documented trade-off: a redelivery older than the retention age runs again.
     await timed_store.enqueue(make_delivery("d"))
     await timed_store.finish("d")
@@ -166,7 +182,7 @@ async def test_a_pruned_delivery_id_is_accepted_again(
 # -- state documents ---------------------------------------------------------------------
 
 
-async def test_only_prunable_kinds_are_pruned(timed_store: SQLiteStore, clock: Clock) -> None:
+async def test_only_prunable_kinds_are_pruned(timed_store: Store, clock: Clock) -> None:
     store = timed_store
     for kind in (*LIVE_KINDS, *RECORD_KINDS):
         await store.put_state(kind, "o/r#1", {"kind": kind})
@@ -180,7 +196,7 @@ async def test_only_prunable_kinds_are_pruned(timed_store: SQLiteStore, clock: C
 
 
 async def test_prunable_documents_age_from_their_last_write(
-    timed_store: SQLiteStore, clock: Clock
+    timed_store: Store, clock: Clock
 ) -> None:
     store = timed_store
     await store.put_state("retry-pr", "quiet", {"rows": []})
@@ -205,14 +221,14 @@ async def test_prunable_documents_age_from_their_last_write(
     [(7, 5, 3 + 2), (6, 3, 3 + 2), (0, 0, 1 + 1), (2, 4, 1 + 2)],
 )
 async def test_batches_loop_until_nothing_is_left(
-    timed_store: SQLiteStore,
+    sqlite_timed: SQLiteStore,
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
     deliveries: int,
     documents: int,
     batches: int,
 ) -> None:
-    store = timed_store
+    store = sqlite_timed  # counts the SQLite store's transactions
     for n in range(deliveries):
         await store.enqueue(make_delivery(f"d{n}", f"s{n}"))
         await store.finish(f"d{n}")
@@ -236,7 +252,7 @@ async def test_batches_loop_until_nothing_is_left(
     assert await store.get_state("bump", "pin") == {}
 
 
-async def test_batch_size_must_be_positive(timed_store: SQLiteStore) -> None:
+async def test_batch_size_must_be_positive(timed_store: Store) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         await timed_store.prune(0.0, (), batch_size=0)
 
@@ -276,7 +292,7 @@ async def test_the_migration_dates_existing_rows(
 
 
 async def test_prune_once_logs_one_line_with_the_counts(
-    timed_store: SQLiteStore, clock: Clock, caplog: pytest.LogCaptureFixture
+    timed_store: Store, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="bot.store.retention")
     await timed_store.enqueue(make_delivery("d"))
@@ -293,7 +309,7 @@ async def test_prune_once_logs_one_line_with_the_counts(
 
 
 async def test_prune_forever_keeps_going_after_a_failure(
-    timed_store: SQLiteStore,
+    timed_store: Store,
     clock: Clock,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,

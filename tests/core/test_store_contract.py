@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from bot.store.protocol import DeliveryStatus, Store, UnknownDelivery
+from bot.store.protocol import DeliveryStatus, EnqueueResult, Requeue, Store, UnknownDelivery
 
 from .helpers import make_delivery
 
@@ -245,3 +245,36 @@ async def test_state_rejects_non_objects(store: Store) -> None:
     with pytest.raises(TypeError):
         await store.put_state("k", "x", {"v": object()})
     assert await store.get_state("k", "x") is None
+
+
+async def test_requeue_replays_failed_and_on_request_done_deliveries(store: Store) -> None:
+    await store.enqueue(make_delivery("f", "F"))
+    await store.enqueue(make_delivery("d", "D"))
+    await store.enqueue(make_delivery("q", "Q"))
+    for _ in range(2):
+        assert await store.claim(2000.0, frozenset()) is not None
+    await store.fail("f", "broken")
+    await store.finish("d", handlers=("h",))
+
+    assert await store.requeue("nope", 3000.0) == Requeue(None, False)
+    assert await store.requeue("q", 3000.0) == Requeue(DeliveryStatus.QUEUED, False)
+    assert await store.requeue("d", 3000.0) == Requeue(DeliveryStatus.DONE, False)
+    assert await store.requeue("f", 3000.0) == Requeue(DeliveryStatus.FAILED, True)
+    assert await store.requeue("d", 3000.0, include_done=True) == Requeue(
+        DeliveryStatus.DONE, True, 1
+    )
+    assert await store.handlers_done("d") == frozenset()
+    replayed = await store.get_delivery("f")
+    assert replayed is not None
+    assert (replayed.status, replayed.next_attempt_at) == (DeliveryStatus.QUEUED, 3000.0)
+    assert replayed.delivery.attempts == 0
+
+
+async def test_a_redelivery_of_a_failed_delivery_is_queued_again(store: Store) -> None:
+    await store.enqueue(make_delivery("f", "F"))
+    assert await store.claim(2000.0, frozenset()) is not None
+    await store.fail("f", "broken")
+    again = make_delivery("f", "F", received_at=5000.0)
+    assert await store.enqueue_or_requeue(again) is EnqueueResult.REQUEUED
+    assert await store.enqueue_or_requeue(again) is EnqueueResult.DUPLICATE
+    assert await store.enqueue_or_requeue(make_delivery("n", "N")) is EnqueueResult.NEW

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import asyncpg
 import pytest
 
+from bot.service.blocking import BlockingRunner
 from bot.store.access import Access, StoreUnavailable
-from bot.store.postgres import NOT_A_BOT_DATABASE, PostgresStore
+from bot.store.open import migrate_database, store_for
+from bot.store.postgres import LOG_PRESENCE_LOST, NOT_A_BOT_DATABASE, PostgresStore, migrate_url
+from bot.store.postgres_schema import MIGRATIONS
 from bot.store.protocol import DeliveryStatus
+from bot.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+from bot.store.sqlite import SQLiteStore
 from sandbox.postgres_server import free_port
 
 from .helpers import make_delivery
@@ -157,3 +164,63 @@ async def test_a_reader_opens_a_migrated_database_read_only(
             await reader.put_state("k", "v", {})
     finally:
         await reader.close()
+
+
+async def until(check: Callable[[], Awaitable[bool]]) -> None:
+    """Until ``check`` holds: polling the store's background loop, under a safety bound."""
+    async with asyncio.timeout(SAFETY):
+        while True:
+            if await check():
+                return
+            await asyncio.sleep(0.01)
+
+
+async def test_a_replica_that_lost_its_session_rejoins_and_recovers_the_dead(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="bot.store.postgres")
+    dead = PostgresStore(postgres_url, recovery_interval=3600)
+    watcher = PostgresStore(postgres_url, recovery_interval=0.02)
+    await dead.open()
+    await watcher.open()
+    try:
+        await watcher.enqueue(make_delivery("x", "X"))
+        assert await dead.claim(2000.0, frozenset()) is not None
+        lost = watcher._presence
+        assert lost is not None
+        await kill_connections_of(postgres_url, dead)
+        conn = await asyncpg.connect(postgres_url)
+        try:  # the watcher's own session dies too (a network blip): it must rejoin
+            await conn.execute("SELECT pg_terminate_backend($1)", lost.get_server_pid())
+        finally:
+            await conn.close()
+
+        async def rejoined() -> bool:
+            presence = watcher._presence
+            return presence is not None and presence is not lost and not presence.is_closed()
+
+        async def requeued() -> bool:
+            found = await watcher.get_delivery("x")
+            return found is not None and found.status is DeliveryStatus.QUEUED
+
+        await until(rejoined)
+        await until(requeued)  # the loop's next pass re-queues the dead one's work
+    finally:
+        await watcher.close()
+        await dead.close()
+    assert LOG_PRESENCE_LOST in caplog.messages
+
+
+async def test_migrate_and_store_for_name_the_backend(postgres_url: str, tmp_path: Path) -> None:
+    blocking = BlockingRunner(max_workers=1)
+    try:
+        assert await migrate_database(postgres_url, blocking) == len(MIGRATIONS)
+        assert await migrate_database(postgres_url, blocking) == len(MIGRATIONS)  # idempotent
+        sqlite_file = str(tmp_path / "bot.sqlite3")
+        assert await migrate_database(sqlite_file, blocking) == len(SQLITE_MIGRATIONS)
+        assert isinstance(store_for(postgres_url, blocking), PostgresStore)
+        assert isinstance(store_for(sqlite_file, blocking, serve=True), SQLiteStore)
+    finally:
+        blocking.close()
+    with pytest.raises(StoreUnavailable):
+        await migrate_url(f"postgresql://bot@127.0.0.1:{free_port()}/bot")

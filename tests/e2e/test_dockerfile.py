@@ -26,8 +26,9 @@ def instructions() -> list[str]:
 
 
 def healthcheck_code() -> str:
-    [line] = [i for i in instructions() if i.startswith("HEALTHCHECK CMD ")]
-    words = shlex.split(line.removeprefix("HEALTHCHECK CMD "))
+    [line] = [i for i in instructions() if i.startswith("HEALTHCHECK ")]
+    # Options (interval, timeout, ...) come before CMD; the command is what runs.
+    words = shlex.split(line.split(" CMD ", 1)[1])
     assert words[:2] == ["python", "-c"]
     return words[2]
 
@@ -51,7 +52,7 @@ def test_the_cache_directory_is_on_the_volume() -> None:
     lines = instructions()
     assert any("FOLLOWUP_BOT_CACHE_DIR=/var/lib/followup-bot/cache" in line for line in lines)
     assert "VOLUME /var/lib/followup-bot" in lines
-    assert any("chown -R followup-bot /var/lib/followup-bot" in line for line in lines)
+    assert any("chown -R 10001:10001 /var/lib/followup-bot" in line for line in lines)
 
 
 def words_of(prefix: str) -> list[list[str]]:

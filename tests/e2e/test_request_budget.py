@@ -71,3 +71,49 @@ async def test_requests_per_bump_case(env: Harness) -> None:
     assert sorted(operations(env)) == sorted(DUPLICATE)
     assert len(NEW_PR) <= 8
     assert len(UPDATE) <= 8  # the aim of 7 would need the push's own head: see above
+
+
+PINS = 3
+PIN_CMAKE = """\
+include(FetchContent)
+FetchContent_Declare(
+  {name}
+  GIT_REPOSITORY https://github.com/{upstream}.git
+  GIT_TAG {sha}
+)
+"""
+# An idle reconcile tick of several pins: the bump branches' PRs of all of them in one
+# GraphQL query (before: one `pulls/list` per pin).
+IDLE_TICK = [
+    *("repos/get-branch", "repos/get-branch", "repos/get", "git/get-ref", "graphql"),
+    "issues/update",  # the dashboard
+]
+
+
+async def test_a_tick_reads_every_pins_pulls_in_one_query(env: Harness) -> None:
+    sandbox = env.sandbox
+    sandbox.create_repo(UPSTREAM, files={"README.md": "x\n"}, installation_id=1)
+    pinned = sandbox.head(UPSTREAM)
+    names = [f"pin{index}" for index in range(PINS)]
+    lines = ["handle: bot", "pins:"]
+    for name in names:
+        lines += [f"  - name: {name}", f"    upstream: {UPSTREAM}", "    branch: main"]
+        lines += [f"    file: cmake/{name}.cmake", f"    dependency: {name}"]
+    files = {
+        f"cmake/{name}.cmake": PIN_CMAKE.format(name=name, upstream=UPSTREAM, sha=pinned)
+        for name in names
+    }
+    files[".github/followup-bot.yml"] = "\n".join(lines) + "\n"
+    sandbox.create_repo(DOWNSTREAM, files=files, installation_id=2)
+    await env.start()
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1.0, 300.0)
+    await env.settle()
+    sandbox.reset_log()
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 301.0, 300.0)
+    await env.settle()
+    found = [
+        str(r.operation_id)
+        for r in sandbox.requests
+        if r.operation_id != "apps/create-installation-access-token"
+    ]
+    assert sorted(found) == sorted(IDLE_TICK)

@@ -6,7 +6,14 @@ import asyncio
 import contextlib
 import json
 
-from bot.service.reconcile import enqueue_tick, reconcile_delivery, reconcile_forever
+import pytest
+
+from bot.service.reconcile import (
+    LOG_NO_LEADER,
+    enqueue_tick,
+    reconcile_delivery,
+    reconcile_forever,
+)
 from bot.service.sources import RECONCILE_EVENT
 from bot.store.protocol import Delivery
 
@@ -54,3 +61,29 @@ async def test_reconcile_forever_ticks_until_cancelled() -> None:
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert len(inbox.seen) >= 3
+
+
+async def test_only_the_replica_holding_the_lock_ticks(caplog: pytest.LogCaptureFixture) -> None:
+    """Asked each tick: not the leader (False), the database away (raises), then leader."""
+    answers: list[bool | Exception] = [False, OSError("database away"), True]
+    asked = 0
+
+    async def leader() -> bool:
+        nonlocal asked
+        answer = answers[min(asked, len(answers) - 1)]
+        asked += 1
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    inbox = RecordingInbox(expected=1)
+    now = iter(float(t) for t in range(0, 10_000, 100))
+    task = asyncio.create_task(
+        reconcile_forever(inbox, ("a/b",), 0.001, lambda: next(now) * 1000, leader=leader)
+    )
+    await asyncio.wait_for(inbox.enough.wait(), 10)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert asked >= 3  # the first two ticks added nothing; the third did
+    assert LOG_NO_LEADER in caplog.messages
