@@ -38,6 +38,15 @@ def test_the_summary_names_what_is_served_and_no_secret() -> None:
     assert TOKEN not in line
 
 
+def test_the_summary_hides_the_database_password() -> None:
+    url = "postgresql://bot:pg-s3cret@db:5432/followup_bot?sslmode=require"
+    line = startup.summary(settings(database=url))
+    assert "database postgresql://bot:***@db:5432/followup_bot?sslmode=require;" in line
+    assert "pg-s3cret" not in line
+    query = "postgresql://db/followup_bot?user=bot&password=pg-s3cret"
+    assert "pg-s3cret" not in startup.summary(settings(database=query))
+
+
 def test_the_summary_says_what_is_off() -> None:
     line = startup.summary(settings(reconcile_interval=0))
     assert f"Buildkite API {startup.OFF};" in line
