@@ -164,14 +164,18 @@ def github_pacer(
     *,
     clock: Callable[[], float],
     sleep: Callable[[float], Awaitable[None]],
+    writes_per_minute: int = WRITES_PER_MINUTE,
+    writes_per_hour: int = WRITES_PER_HOUR,
 ) -> Pacer:
     """The pacing of one installation's requests: ``concurrency`` in flight, writes
-    at most ``WRITES_PER_MINUTE`` a minute and ``WRITES_PER_HOUR`` an hour."""
+    at most ``writes_per_minute`` a minute and ``writes_per_hour`` an hour (GitHub's
+    documented secondary limits by default; a GitHub Enterprise Server's admin may set
+    others)."""
     return Pacer(
         concurrency=concurrency,
         write_buckets=(
-            TokenBucket(WRITES_PER_MINUTE, 60.0, clock=clock, sleep=sleep),
-            TokenBucket(WRITES_PER_HOUR, 3600.0, clock=clock, sleep=sleep),
+            TokenBucket(writes_per_minute, 60.0, clock=clock, sleep=sleep),
+            TokenBucket(writes_per_hour, 3600.0, clock=clock, sleep=sleep),
         ),
         clock=clock,
     )
@@ -305,6 +309,8 @@ class GitHubApp:
         max_wait: float = DEFAULT_MAX_WAIT,
         etag_cache_size: int = 2000,
         concurrency: int = DEFAULT_CONCURRENCY,
+        writes_per_minute: int = WRITES_PER_MINUTE,
+        writes_per_hour: int = WRITES_PER_HOUR,
         make_pacer: Callable[[], Pacer] | None = None,
         observe: ResponseObserver | None = None,
     ) -> None:
@@ -327,7 +333,13 @@ class GitHubApp:
             observe=observe,
         )
         self._make_pacer = make_pacer or (
-            lambda: github_pacer(concurrency, clock=clock, sleep=sleep)
+            lambda: github_pacer(
+                concurrency,
+                clock=clock,
+                sleep=sleep,
+                writes_per_minute=writes_per_minute,
+                writes_per_hour=writes_per_hour,
+            )
         )
         # Calls made as the App itself; each passes the JWT explicitly. They
         # count against the App, not an installation, so they have their own pacer.

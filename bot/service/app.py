@@ -222,6 +222,8 @@ def _clients(
         clock=clock,
         sleep=sleep,
         concurrency=settings.github_concurrency,
+        writes_per_minute=settings.github_writes_per_minute,
+        writes_per_hour=settings.github_writes_per_hour,
         observe=metrics.response,
     )
     buildkite = None

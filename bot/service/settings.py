@@ -144,6 +144,19 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "GitHub requests in flight per installation (1..100); writes are also paced to "
         "GitHub's 80 a minute and 500 an hour.",
     ),
+    EnvVar(
+        f"{PREFIX}GITHUB_WRITES_PER_MINUTE",
+        "github_writes_per_minute",
+        "80",
+        "Content-creating GitHub requests per minute per installation (GitHub's secondary "
+        "limit; a GitHub Enterprise Server may set another).",
+    ),
+    EnvVar(
+        f"{PREFIX}GITHUB_WRITES_PER_HOUR",
+        "github_writes_per_hour",
+        "500",
+        "The same per hour.",
+    ),
     EnvVar(f"{PREFIX}LOGIN", "bot_login", "followup-bot[bot]", "The bot's own GitHub login."),
     EnvVar(f"{PREFIX}LOG_LEVEL", "log_level", "INFO", "Logging level: " + ", ".join(LOG_LEVELS)),
     EnvVar(
@@ -242,6 +255,8 @@ class Settings:
     retry_backoff: float = 2.0
     http_timeout: float = 30.0
     github_concurrency: int = 10
+    github_writes_per_minute: int = 80
+    github_writes_per_hour: int = 500
     bot_login: str = "followup-bot[bot]"
     log_level: str = "INFO"
     log_format: str = "text"
@@ -290,6 +305,12 @@ class Settings:
             ),
             github_concurrency=reader.optional(
                 "GITHUB_CONCURRENCY", cls.github_concurrency, _ranged_int(1, 100)
+            ),
+            github_writes_per_minute=reader.optional(
+                "GITHUB_WRITES_PER_MINUTE", cls.github_writes_per_minute, _ranged_int(1, 100_000)
+            ),
+            github_writes_per_hour=reader.optional(
+                "GITHUB_WRITES_PER_HOUR", cls.github_writes_per_hour, _ranged_int(1, 10_000_000)
             ),
             bot_login=reader.optional("LOGIN", cls.bot_login, str.strip),
             log_level=reader.optional("LOG_LEVEL", cls.log_level, _parse_log_level),
