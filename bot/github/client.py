@@ -20,6 +20,7 @@ clients that share one policy (and its observer) are kept in one place.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import re
 import time
 import urllib.parse
@@ -91,7 +92,8 @@ APP_JWT_REUSE_SECONDS = 60.0
 
 # GitHub's secondary rate limits ("About secondary rate limits" in its REST docs):
 # at most 100 concurrent requests, and at most 80 content-creating requests
-# (POST, PATCH, PUT, DELETE; the bot's GraphQL calls are all mutations, POSTs too)
+# (POST, PATCH, PUT, DELETE, and GraphQL mutations; a GraphQL query, though a POST,
+# creates nothing and is paced as a read)
 # a minute and 500 an hour. The concurrency cap defaults well below GitHub's 100
 # (FOLLOWUP_BOT_GITHUB_CONCURRENCY: 1..100).
 DEFAULT_CONCURRENCY = 10
@@ -181,6 +183,23 @@ def github_pacer(
     )
 
 
+# Set while a GraphQL query (not a mutation) is sent: its POST is paced as a read.
+_GRAPHQL_READ: contextvars.ContextVar[bool] = contextvars.ContextVar("graphql_read", default=False)
+
+
+def graphql_reads_only(document: str) -> bool:
+    """Whether a GraphQL document is a query (its first operation ``query`` or ``{``).
+
+    Comments are skipped; anything else (a mutation, a subscription, a fragment first)
+    counts as a write, which can only make the pacing more careful.
+    """
+    for line in document.splitlines():
+        text = line.split("#", 1)[0].strip()
+        if text:
+            return re.match(r"\{|query\b", text) is not None
+    return False
+
+
 def graphql_url(base_url: str) -> str:
     """GitHub's GraphQL endpoint next to the REST ``base_url``.
 
@@ -218,7 +237,7 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
         # attempts outside it, so a retry's wait holds no slot and no token.
         try:
             async with (
-                self.pacer.slot(write=method not in READ_METHODS),
+                self.pacer.slot(write=method not in READ_METHODS and not _GRAPHQL_READ.get()),
                 self._session.request(
                     method, url, headers=headers, data=body, timeout=self._timeout
                 ) as response,
@@ -246,7 +265,11 @@ class _PatientGitHubAPI(gidgethub.aiohttp.GitHubAPI):
 
     async def graphql(self, query: str, *, endpoint: str | None = None, **variables: Any) -> Any:
         endpoint = endpoint if endpoint is not None else graphql_url(self.base_url)
-        return await super().graphql(query, endpoint=endpoint, **variables)
+        token = _GRAPHQL_READ.set(graphql_reads_only(query))
+        try:
+            return await super().graphql(query, endpoint=endpoint, **variables)
+        finally:
+            _GRAPHQL_READ.reset(token)
 
 
 class GitHubClient(_PatientGitHubAPI):

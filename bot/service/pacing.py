@@ -92,6 +92,12 @@ class TokenBucket:
         self._returns.append(self._clock() + self.per)
         self._handed_back.set()
 
+    @property
+    def spent(self) -> int:
+        """Tokens held by running work or not back yet, as of now."""
+        self._free(self._clock())
+        return self._held + len(self._returns)
+
     def _free(self, now: float) -> bool:
         while self._returns and self._returns[0] <= now:
             self._returns.popleft()

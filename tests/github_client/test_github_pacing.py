@@ -7,7 +7,13 @@ import asyncio
 
 from aiohttp import web
 
-from bot.github.client import DEFAULT_CONCURRENCY, WRITES_PER_MINUTE, GitHubApp, github_pacer
+from bot.github.client import (
+    DEFAULT_CONCURRENCY,
+    WRITES_PER_MINUTE,
+    GitHubApp,
+    github_pacer,
+    graphql_reads_only,
+)
 
 from .conftest import START
 from .github_fakes import FakeClock, FakeGitHub, MakeApp, RecordingSleep
@@ -77,3 +83,29 @@ async def test_reads_go_through_while_writes_wait(
     minute_over.set()
     await asyncio.gather(*writes)
     assert len(fake_github.seen("POST", COMMENTS)) == WRITES_PER_MINUTE + 5
+
+
+def test_a_graphql_query_is_a_read_and_anything_else_a_write() -> None:
+    assert graphql_reads_only("query($b0: String!) { repository { id } }")
+    assert graphql_reads_only("# the PRs\n  query Pulls { x }")
+    assert graphql_reads_only("{ viewer { login } }")
+    assert not graphql_reads_only("mutation { enablePullRequestAutoMerge(input: {}) { x } }")
+    assert not graphql_reads_only("queryish { x }")
+    assert not graphql_reads_only("fragment F on PullRequest { id }\nquery { x }")
+    assert not graphql_reads_only("# only a comment")
+
+
+async def test_graphql_queries_take_no_write_token_and_mutations_do(
+    github_app: GitHubApp, fake_github: FakeGitHub
+) -> None:
+    async def answer(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"data": {"ok": True}})
+
+    fake_github.route("POST", "/graphql", answer)
+    client = await github_app.installation_client(11)
+    minute = client.pacer.write_buckets[0]
+    before = minute.spent
+    await client.graphql("query { ok }")
+    assert minute.spent == before  # a query is paced as a read
+    await client.graphql("mutation { ok }")
+    assert minute.spent == before + 1
