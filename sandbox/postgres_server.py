@@ -15,7 +15,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
+
+from sandbox.ports import free_port
 
 URL_VARIABLE = "FOLLOWUP_BOT_TEST_POSTGRES"
 BINDIR_VARIABLE = "FOLLOWUP_BOT_PG_BINDIR"
@@ -61,12 +62,6 @@ def bindir() -> Path:
     if initdb is not None:
         return Path(initdb).parent
     raise RuntimeError(NO_BINARIES)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _server_user() -> str | None:

@@ -18,7 +18,7 @@ from bot.store.postgres_schema import MIGRATIONS
 from bot.store.protocol import DeliveryStatus
 from bot.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.store.sqlite import SQLiteStore
-from sandbox.postgres_server import free_port
+from sandbox.ports import free_port
 
 from .helpers import make_delivery
 

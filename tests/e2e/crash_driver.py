@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from sandbox.harness import BUILDKITE_TOKEN, Harness
-from tests.e2e.test_crash_restart import child_env, free_port, serve
+from sandbox.ports import free_port
+from tests.e2e.test_crash_restart import child_env, serve
 
 T = TypeVar("T")
 QUIET_TIMEOUT = 60.0

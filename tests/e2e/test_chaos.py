@@ -27,11 +27,12 @@ import pytest
 
 from bot.commands.replies import MARKER_REPLY
 from sandbox.harness import BUILDKITE_TOKEN, Harness
+from sandbox.ports import free_port
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from sandbox.webhook_balancer import WebhookBalancer
 from tests.e2e.test_bump_faults import branch_pushes
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
-from tests.e2e.test_crash_restart import child_env, free_port, serve
+from tests.e2e.test_crash_restart import child_env, serve
 from tests.e2e.test_landing import (
     LANDING,
     LOST_AGENT,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,18 +12,13 @@ from typing import Any
 
 from bot.pins import text as bump_text
 from sandbox.harness import Harness, app_key
+from sandbox.ports import free_port
 from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, UPSTREAM
 from tests.e2e.conftest import seed
 
 READY_MARK = b"Running on"
 START_TIMEOUT = 30.0
 PR_TIMEOUT = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @asynccontextmanager
