@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -69,20 +71,35 @@ async def postgres_url(postgres_server: str) -> AsyncIterator[str]:
     await drop_database(postgres_server, url)
 
 
+@asynccontextmanager
+async def backend_store(
+    backend: str, request: pytest.FixtureRequest, clock: Callable[[], float] = time.time
+) -> AsyncIterator[Store]:
+    """An open, empty store of ``backend`` ("sqlite": in memory; "postgres": a database of
+    its own on the suite's server, dropped afterwards), closed when the block ends."""
+    if backend == "sqlite":
+        blocking = BlockingRunner(max_workers=2, timeout=10.0)
+        store: Store = SQLiteStore(":memory:", blocking, clock=clock)
+        await store.open()
+        try:
+            yield store
+        finally:
+            await store.close()
+            blocking.close()
+        return
+    server = request.getfixturevalue("postgres_server")
+    url = await create_database(server)
+    store = PostgresStore(url, clock=clock)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+        await drop_database(server, url)
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 async def any_store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     """The store contract's subject: each test runs on both backends."""
-    if request.param == "sqlite":
-        blocking = BlockingRunner(max_workers=2, timeout=10.0)
-        store: Store = SQLiteStore(":memory:", blocking)
-        await store.open()
+    async with backend_store(request.param, request) as store:
         yield store
-        await store.close()
-        blocking.close()
-        return
-    url = await create_database(request.getfixturevalue("postgres_server"))
-    store = PostgresStore(url)
-    await store.open()
-    yield store
-    await store.close()
-    await drop_database(request.getfixturevalue("postgres_server"), url)

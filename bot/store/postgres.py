@@ -416,7 +416,6 @@ class PostgresStore(BatchedWrites, Store):
             settled.retry_at,
             settled.reason,
             None if settled.status is DeliveryStatus.QUEUED else now,
-            self.replica_id,
         )
 
     async def _claim_one(

@@ -96,12 +96,12 @@ CLAIM_SQL = f"""
     RETURNING {", ".join("deliveries." + c.strip() for c in DELIVERY_COLUMNS.split(","))}
 """
 
-# An attempt's end. A delivery another live replica is running is left alone: it was
-# taken over after this replica was thought dead, and its new owner records the end.
+# An attempt's end, on a row the settling transaction has locked and checked is not
+# another live replica's (``PostgresStore._settle``).
 SETTLE_SQL = """
     UPDATE deliveries SET status = $2, next_attempt_at = COALESCE($3, next_attempt_at),
         last_error = $4, finished_at = $5, claimed_by = NULL
-    WHERE delivery_id = $1 AND NOT (status = 'running' AND claimed_by IS DISTINCT FROM $6)
+    WHERE delivery_id = $1
 """
 
 ENQUEUE_SQL = f"""

@@ -20,11 +20,10 @@ from bot.service.blocking import BlockingRunner
 from bot.service.settings import Settings
 from bot.store import sqlite as store_sqlite
 from bot.store.kinds import LEGACY_KINDS, PRUNABLE, Kind
-from bot.store.postgres import PostgresStore
 from bot.store.protocol import PruneCounts, Store
 from bot.store.retention import DAY, PRUNABLE_KINDS, prune_forever, prune_once
 from bot.store.sqlite import MIGRATIONS, SQLiteStore
-from sandbox.postgres_server import create_database, drop_database
+from tests.conftest import backend_store
 
 from .helpers import make_delivery
 from .test_settings import PEM, SECRET, minimal_env, problems_of
@@ -65,21 +64,10 @@ async def sqlite_timed(blocking: BlockingRunner, clock: Clock) -> AsyncIterator[
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def timed_store(
-    blocking: BlockingRunner, clock: Clock, request: pytest.FixtureRequest
-) -> AsyncIterator[Store]:
+async def timed_store(clock: Clock, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     """A store on the test's clock; retention means the same on both backends."""
-    if request.param == "sqlite":
-        store: Store = SQLiteStore(":memory:", blocking, clock=clock)
-    else:
-        server = request.getfixturevalue("postgres_server")
-        url = await create_database(server)
-        store = PostgresStore(url, clock=clock)
-    await store.open()
-    yield store
-    await store.close()
-    if request.param == "postgres":
-        await drop_database(server, url)
+    async with backend_store(request.param, request, clock) as store:
+        yield store
 
 
 def query(path: str, sql: str) -> list[tuple[Any, ...]]:
