@@ -30,6 +30,7 @@ class Fault:
     path_contains: str | None
     ghost: bool = False
     crash: bool = False  # a ghost after which ``Faults.on_crash`` runs (kill the bot)
+    reset: int | None = None  # a 429's seconds to wait; None: until the window ends
 
 
 def fault_message(status: int) -> str:
@@ -86,7 +87,7 @@ class Faults(RandomlyFaulty):
         if drawn == "error":
             return Fault(mix.server_error(), None)
         if drawn == "limit":
-            return Fault(429, None)
+            return Fault(429, None, reset=mix.limit_wait)
         if drawn == "ghost":
             return Fault(502, None, ghost=True)
         return None
@@ -158,9 +159,12 @@ class RateLimits:
                 budget.used += 1
         return True
 
-    def headers(self, token: str, *, exhausted: bool = False) -> dict[str, str]:
-        """``RateLimit-*`` (organisation) and ``RateLimit-User-*`` (token) headers."""
-        reset = str(seconds_to_reset(self.clock()))
+    def headers(
+        self, token: str, *, exhausted: bool = False, reset_in: int | None = None
+    ) -> dict[str, str]:
+        """``RateLimit-*`` (organisation) and ``RateLimit-User-*`` (token) headers; the
+        reset is the window's end unless ``reset_in`` says otherwise."""
+        reset = str(seconds_to_reset(self.clock()) if reset_in is None else reset_in)
         org, user = self._budgets(token)
         found: dict[str, str] = {}
         for prefix, budget in (("RateLimit", org), ("RateLimit-User", user)):

@@ -350,7 +350,10 @@ class BuildkiteSandbox:
         if fault is not None and fault.status != 429:
             return json_response({"message": fault_message(fault.status)}, fault.status)
         if fault is not None or not self.rate_limits.admit(token):
-            headers = self.rate_limits.headers(token, exhausted=fault is not None)
+            reset_in = None if fault is None else fault.reset
+            headers = self.rate_limits.headers(
+                token, exhausted=fault is not None, reset_in=reset_in
+            )
             reset = max(int(v) for k, v in headers.items() if k.endswith("-Reset"))
             return json_response({"message": RATE_LIMIT_MESSAGE, "reset": reset}, 429, headers)
         response = await handler(request)

@@ -23,12 +23,21 @@ class FaultMix:
     error_rate: float = 0.0
     limit_rate: float = 0.0
     ghost_rate: float = 0.0
+    # Seconds a drawn rate limit tells the client to wait; None: the stand-in's own answer
+    # (GitHub's one second, the end of Buildkite's minute window).
+    limit_wait: int | None = None
 
     @classmethod
     def seeded(
-        cls, seed: int, *, error_rate: float = 0.0, limit_rate: float = 0.0, ghost_rate: float = 0.0
+        cls,
+        seed: int,
+        *,
+        error_rate: float = 0.0,
+        limit_rate: float = 0.0,
+        ghost_rate: float = 0.0,
+        limit_wait: int | None = None,
     ) -> FaultMix:
-        return cls(random.Random(seed), error_rate, limit_rate, ghost_rate)
+        return cls(random.Random(seed), error_rate, limit_rate, ghost_rate, limit_wait)
 
     def draw(self, method: str) -> Drawn | None:
         roll = self.rng.random()
@@ -58,7 +67,12 @@ class RandomlyFaulty:
         error_rate: float = 0.0,
         limit_rate: float = 0.0,
         ghost_rate: float = 0.0,
+        limit_wait: int | None = None,
     ) -> None:
         self.random = FaultMix.seeded(
-            seed, error_rate=error_rate, limit_rate=limit_rate, ghost_rate=ghost_rate
+            seed,
+            error_rate=error_rate,
+            limit_rate=limit_rate,
+            ghost_rate=ghost_rate,
+            limit_wait=limit_wait,
         )

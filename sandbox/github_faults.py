@@ -101,7 +101,8 @@ class Faults(RandomlyFaulty):
         if drawn == "error":
             return Fault("error", mix.server_error(), operation_id)
         if drawn == "limit":
-            return Fault("secondary", 403, operation_id, retry_after=1)
+            wait = 1 if mix.limit_wait is None else mix.limit_wait
+            return Fault("secondary", 403, operation_id, retry_after=wait)
         if drawn == "ghost":
             return Fault("ghost", 502, operation_id)
         return None

@@ -47,6 +47,7 @@ from bot.service.http_policy import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_WAIT,
     DEFAULT_TIMEOUT,
+    SERVER_ERROR_BACKOFF,
     TRANSPORT_ERRORS,
     RequestPolicy,
     ResponseObserver,
@@ -88,6 +89,7 @@ class BuildkiteConnection:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
     max_wait: float = DEFAULT_MAX_WAIT
+    retry_backoff: float = SERVER_ERROR_BACKOFF
     requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
     concurrency: int = DEFAULT_CONCURRENCY
 
@@ -112,6 +114,7 @@ class BuildkiteConnection:
             timeout=self.timeout,
             max_retries=self.max_retries,
             max_wait=self.max_wait,
+            backoff_base=self.retry_backoff,
             clock=clock,
             sleep=sleep,
         )

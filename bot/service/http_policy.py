@@ -39,6 +39,7 @@ DEFAULT_MAX_WAIT = 90.0
 # each further one twice as long, none longer than the cap.
 SERVER_ERROR_BACKOFF = 1.0
 SERVER_ERROR_BACKOFF_CAP = 8.0
+BACKOFF_CAP_FACTOR = SERVER_ERROR_BACKOFF_CAP / SERVER_ERROR_BACKOFF
 # 2.0 ** 1024 overflows a float; beyond this the cap has long been reached.
 _MAX_EXPONENT = 1023
 # No answer at all: the connection failed, dropped, or timed out.
@@ -121,6 +122,7 @@ class RequestPolicy:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
     max_wait: float = DEFAULT_MAX_WAIT
+    backoff_base: float = SERVER_ERROR_BACKOFF
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     observe: ResponseObserver | None = None
@@ -143,7 +145,11 @@ class RequestPolicy:
 
         For a server error or no answer at all, on a request that is safe to repeat.
         """
-        return exponential_backoff(attempt) if attempt <= self.max_retries else None
+        if attempt > self.max_retries:
+            return None
+        return exponential_backoff(
+            attempt, base=self.backoff_base, cap=self.backoff_base * BACKOFF_CAP_FACTOR
+        )
 
     def rate_limit_delay(
         self,

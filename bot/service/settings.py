@@ -138,6 +138,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
     ),
     EnvVar(f"{PREFIX}HTTP_TIMEOUT", "http_timeout", "30", "Timeout of one HTTP request, seconds."),
     EnvVar(
+        f"{PREFIX}HTTP_RETRY_BACKOFF",
+        "http_retry_backoff",
+        "1",
+        "First delay before a request that GitHub or Buildkite failed (5xx, no answer) is"
+        " sent again, seconds; it doubles up to 8 times this.",
+    ),
+    EnvVar(
         f"{PREFIX}GITHUB_CONCURRENCY",
         "github_concurrency",
         "10",
@@ -254,6 +261,7 @@ class Settings:
     max_attempts: int = 8
     retry_backoff: float = 2.0
     http_timeout: float = 30.0
+    http_retry_backoff: float = 1.0
     github_concurrency: int = 10
     github_writes_per_minute: int = 80
     github_writes_per_hour: int = 500
@@ -302,6 +310,9 @@ class Settings:
             ),
             http_timeout=reader.optional(
                 "HTTP_TIMEOUT", cls.http_timeout, _ranged_float(0.001, 3600.0)
+            ),
+            http_retry_backoff=reader.optional(
+                "HTTP_RETRY_BACKOFF", cls.http_retry_backoff, _ranged_float(0.0, 60.0)
             ),
             github_concurrency=reader.optional(
                 "GITHUB_CONCURRENCY", cls.github_concurrency, _ranged_int(1, 100)

@@ -155,6 +155,14 @@ async def test_server_errors_on_a_read_are_retried_with_backoff(
     assert sleeps.calls == [1.0, 2.0]
 
 
+async def test_server_error_backoff_is_configurable(
+    make_client: MakeClient, fake_buildkite: FakeBuildkite, sleeps: RecordingSleep
+) -> None:
+    fake_buildkite.answer("GET", BUILD, raw_answer(b"", 502), json_answer({"number": 7}))
+    assert await make_client(retry_backoff=0.5).build("vllm", "ci", 7) == {"number": 7}
+    assert sleeps.calls == [0.5]
+
+
 async def test_server_error_retries_are_bounded(
     make_client: MakeClient, fake_buildkite: FakeBuildkite, sleeps: RecordingSleep
 ) -> None:

@@ -195,6 +195,12 @@ def test_backoff_until_the_retries_are_spent() -> None:
     assert RequestPolicy(max_retries=0).backoff(1) is None
 
 
+def test_a_configured_backoff_doubles_from_its_base_up_to_eight_times_it() -> None:
+    policy = RequestPolicy(max_retries=6, backoff_base=0.25)
+    assert [policy.backoff(n) for n in range(1, 7)] == [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+    assert RequestPolicy(backoff_base=0.0).backoff(1) == 0.0
+
+
 @LAWS
 @given(st.integers(min_value=0, max_value=20), st.integers(min_value=1, max_value=40))
 def test_backoff_retries_at_most_max_retries_times(max_retries: int, attempt: int) -> None:

@@ -40,6 +40,7 @@ def test_defaults_with_only_the_required_variables() -> None:
         8,
         30.0,
     )
+    assert settings.http_retry_backoff == 1.0
     assert (settings.bot_login, settings.log_level) == ("followup-bot[bot]", "INFO")
 
 
@@ -55,6 +56,7 @@ def test_every_variable_is_read() -> None:
             FOLLOWUP_BOT_RECONCILE_INTERVAL="0",
             FOLLOWUP_BOT_MAX_ATTEMPTS="3",
             FOLLOWUP_BOT_HTTP_TIMEOUT="2.5",
+            FOLLOWUP_BOT_HTTP_RETRY_BACKOFF="0.05",
             FOLLOWUP_BOT_LOGIN="my-bot[bot]",
             FOLLOWUP_BOT_LOG_LEVEL="debug",
             FOLLOWUP_BOT_GITHUB_CONCURRENCY="100",
@@ -72,6 +74,7 @@ def test_every_variable_is_read() -> None:
         2.5,
     )
     assert (settings.bot_login, settings.log_level) == ("my-bot[bot]", "DEBUG")
+    assert settings.http_retry_backoff == 0.05
 
 
 def test_empty_optional_values_mean_default() -> None:

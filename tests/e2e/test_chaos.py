@@ -45,7 +45,11 @@ from tests.e2e.test_landing import (
 from tests.e2e.test_mixed_faults import contributor_pr, retried_jobs
 
 DELIVERIES = 500
-FAULTS = {"error_rate": 0.08, "limit_rate": 0.02}
+# A rate limit asks for no wait and a failed request is repeated after 50 ms: the waits
+# themselves have tests of their own (tests/github_client, tests/buildkite_client), and
+# here, at the real 1 s (GitHub) and up to 60 s (Buildkite), they made the run minutes of
+# sleep. Faults, kills and the checks afterwards are the same.
+FAULTS: dict[str, Any] = {"error_rate": 0.08, "limit_rate": 0.02, "limit_wait": 0}
 KILL_EVERY = 45  # deliveries between two kills, on average
 QUIET_TIMEOUT = 240.0
 REPLY = re.compile(re.escape(MARKER_REPLY).replace(r"\{comment\}", r"(\d+)"))
@@ -93,6 +97,7 @@ def replica_variables(env: Harness, workdir: Path, database: str) -> dict[str, s
     variables.update(
         FOLLOWUP_BOT_DATABASE=database,
         FOLLOWUP_BOT_RETRY_BACKOFF="0.2",  # the faults are dense; backoff in seconds, not minutes
+        FOLLOWUP_BOT_HTTP_RETRY_BACKOFF="0.05",
         # GitHub's 80 writes a minute would make the run last minutes of waiting; the
         # pacing has tests of its own (tests/core/test_pacing.py, bench/write_pacing.py).
         FOLLOWUP_BOT_GITHUB_WRITES_PER_MINUTE="100000",

@@ -329,6 +329,15 @@ async def test_server_error_on_get_is_retried_with_short_backoff(
     assert sleeps.calls == [1.0, 2.0]
 
 
+async def test_server_error_backoff_is_configurable(
+    make_app: MakeApp, fake_github: FakeGitHub, sleeps: RecordingSleep
+) -> None:
+    serve(fake_github, "GET", REPO, Answer(502), Answer(503), OK)
+    client = await make_app(retry_backoff=0.1).installation_client(11)
+    assert await client.getitem(REPO) == OK.json
+    assert sleeps.calls == [0.1, 0.2]
+
+
 async def test_server_error_retries_are_bounded(
     make_app: MakeApp, fake_github: FakeGitHub, sleeps: RecordingSleep
 ) -> None:

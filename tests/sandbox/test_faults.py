@@ -50,6 +50,16 @@ async def test_secondary_rate_limit(sandbox: GitHubSandbox, raw: RawApi) -> None
     assert sandbox.repo(REPO).issues == {}  # the refused write did not happen
 
 
+async def test_random_rate_limits_ask_for_the_wait_they_were_given(
+    sandbox: GitHubSandbox, raw: RawApi
+) -> None:
+    sandbox.faults.randomly(seed=1, limit_rate=1.0)
+    assert (await raw("GET", f"/repos/{REPO}")).headers["retry-after"] == "1"
+    sandbox.faults.randomly(seed=1, limit_rate=1.0, limit_wait=0)
+    answer = await raw("GET", f"/repos/{REPO}")
+    assert (answer.status, answer.headers["retry-after"]) == (403, "0")
+
+
 async def test_latency_is_added(sandbox: GitHubSandbox, raw: RawApi) -> None:
     sandbox.faults.latency = 0.02
     assert (await raw("GET", f"/repos/{REPO}")).status == 200

@@ -22,6 +22,16 @@ async def test_planned_rate_limit(bk: BuildkiteSandbox, api: BuildkiteApi) -> No
     assert (await api("GET", BUILDS)).status == 200
 
 
+async def test_random_rate_limits_reset_when_they_were_told(
+    bk: BuildkiteSandbox, api: BuildkiteApi
+) -> None:
+    bk.faults.randomly(seed=1, limit_rate=1.0)
+    assert (await api("GET", BUILDS)).body["reset"] == 50  # the window's end
+    bk.faults.randomly(seed=1, limit_rate=1.0, limit_wait=0)
+    answer = await api("GET", BUILDS)
+    assert (answer.status, answer.headers["RateLimit-Reset"], answer.body["reset"]) == (429, "0", 0)
+
+
 async def test_per_token_budget(bk: BuildkiteSandbox, api: BuildkiteApi, clock: FakeClock) -> None:
     bk.set_rate_limits(organization=10, per_token=2)
     bk.add_api_token("second-user")
