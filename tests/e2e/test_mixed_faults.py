@@ -10,6 +10,8 @@ attempts are healed as in production: by the next reconcile tick or webhook.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bot.pins import text as bump_text
@@ -34,7 +36,7 @@ from tests.e2e.test_landing import (
 from tests.e2e.test_pin_commands import bot_replies
 from tests.e2e.test_retry_flaky import CONTRIBUTOR, INFRA, NEW, pr_build
 
-FAULTS = {"error_rate": 0.10, "limit_rate": 0.02, "ghost_rate": 0.04}
+FAULTS: dict[str, Any] = {"error_rate": 0.10, "limit_rate": 0.02, "ghost_rate": 0.04}
 HUMAN_PUSH = bump_text.MARKER_HUMAN_PUSH.split(" pin=")[0]
 
 
