@@ -41,6 +41,7 @@ class Faults(RandomlyFaulty):
     def __init__(self) -> None:
         self.latency: float = 0.0
         self._pending: list[Fault] = []
+        self._outage: Fault | None = None
         self.random: FaultMix | None = None
         self.injected: list[Fault] = []  # every fault answered, in order
         self.on_crash: Callable[[], None] | None = None
@@ -81,14 +82,20 @@ class Faults(RandomlyFaulty):
     ) -> None:
         self._pending.extend(Fault(kind, 403, operation, retry_after) for _ in range(count))
 
+    def outage(self, status: int = 503) -> None:
+        """Every request fails with ``status`` until ``clear``: the API is down."""
+        self._outage = Fault("error", status, None)
+
     def take(self, operation_id: str, method: str = "GET") -> Fault | None:
         """The first pending fault for this operation (or for any), removed from the plan;
-        else, when switched on, a random one."""
+        else the outage, if one is on; else, when switched on, a random one."""
         fault = None
         for index, planned in enumerate(self._pending):
             if planned.operation in (None, operation_id):
                 fault = self._pending.pop(index)
                 break
+        if fault is None:
+            fault = self._outage
         if fault is None and self.random is not None:
             fault = self._drawn(self.random, operation_id, method)
         if fault is not None:
@@ -110,5 +117,6 @@ class Faults(RandomlyFaulty):
     def clear(self) -> None:
         self.latency = 0.0
         self._pending.clear()
+        self._outage = None
         self._before.clear()
         self.random = None

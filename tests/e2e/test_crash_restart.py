@@ -95,7 +95,7 @@ async def test_accepted_delivery_is_processed_after_kill_9(env: Harness, tmp_pat
     env.sandbox.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
 
     # GitHub's API is down: the bot can accept the webhook but not act on it.
-    env.sandbox.faults.fail_next(1_000_000, status=503)
+    env.sandbox.faults.outage(503)
     async with serve(child) as first:
         new = await env.sandbox.push_commit(UPSTREAM, {"csrc/a.cu": "// a\n"}, "Change (#190)")
         await env.sandbox.flush()

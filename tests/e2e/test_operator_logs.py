@@ -26,7 +26,7 @@ async def test_an_unreachable_github_costs_one_line_per_attempt(
     seed(env)
     env.settings = dataclasses.replace(env.settings, max_attempts=MAX_ATTEMPTS)
     await env.start()
-    env.sandbox.faults.fail_next(1_000_000, status=503)
+    env.sandbox.faults.outage(503)
     caplog.set_level(logging.INFO)
     caplog.clear()
 

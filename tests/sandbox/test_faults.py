@@ -20,6 +20,14 @@ async def test_fail_next_then_recover(sandbox: GitHubSandbox, raw: RawApi) -> No
     assert [r.status for r in sandbox.requests[-3:]] == [503, 503, 200]
 
 
+async def test_an_outage_lasts_until_cleared(sandbox: GitHubSandbox, raw: RawApi) -> None:
+    sandbox.faults.outage(503)
+    for _ in range(3):
+        assert (await raw("GET", f"/repos/{REPO}")).status == 503
+    sandbox.faults.clear()
+    assert (await raw("GET", f"/repos/{REPO}")).status == 200
+
+
 async def test_fault_targets_one_operation(sandbox: GitHubSandbox, raw: RawApi) -> None:
     sandbox.faults.fail_next(1, operation="pulls/list")
     assert (await raw("GET", f"/repos/{REPO}")).status == 200
