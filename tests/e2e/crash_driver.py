@@ -17,7 +17,7 @@ from typing import Literal, TypeVar
 
 from sandbox.harness import BUILDKITE_TOKEN, Harness
 from sandbox.ports import free_port
-from tests.e2e.test_crash_restart import child_env, serve
+from tests.e2e.test_crash_restart import Served, child_env, serve
 
 T = TypeVar("T")
 QUIET_TIMEOUT = 60.0
@@ -64,10 +64,10 @@ class ServedBot:
             )
             env.ci.webhook_url = f"http://127.0.0.1:{port}/webhooks/buildkite"
         self.database = Path(self.variables["FOLLOWUP_BOT_DATABASE"])
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: Served | None = None
         self._stack = AsyncExitStack()
 
-    async def _started(self) -> asyncio.subprocess.Process:
+    async def _started(self) -> Served:
         if self._process is None:
             self._process = await self._stack.enter_async_context(serve(self.variables))
         return self._process

@@ -32,7 +32,7 @@ from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from sandbox.webhook_balancer import WebhookBalancer
 from tests.e2e.test_bump_faults import branch_pushes
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
-from tests.e2e.test_crash_restart import child_env, serve
+from tests.e2e.test_crash_restart import Served, child_env, serve
 from tests.e2e.test_landing import (
     LANDING,
     LOST_AGENT,
@@ -63,7 +63,7 @@ class Replica:
         self.variables = variables
         self.url = f"http://127.0.0.1:{variables['FOLLOWUP_BOT_PORT']}"
         self._stack: AsyncExitStack | None = None
-        self._process: asyncio.subprocess.Process | None = None
+        self._process: Served | None = None
 
     async def start(self) -> None:
         self._stack = AsyncExitStack()
