@@ -16,10 +16,12 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from typing import Any
 
+from cachetools import LRUCache
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
@@ -46,6 +48,7 @@ WEBHOOKS_DIR = "webhooks"
 SPEC_URI = "urn:followup-bot:github-rest-subset"
 
 MAX_PROBLEMS = 10
+CHECKED_VALUES = 4096  # validations remembered (by value) per contract
 MAX_MESSAGE_CHARS = 300
 JSON_MEDIA_TYPE = "application/json"
 # Statuses that never carry a body, whatever the description says.
@@ -121,6 +124,10 @@ class Contract:
         )
         self._validators: dict[tuple[str, bool], Validator] = {}
         self._routes = Routes(document)
+        self._lock = threading.Lock()
+        self._checked: LRUCache[tuple[str, str, bool, str], tuple[str, ...]] = LRUCache(
+            CHECKED_VALUES
+        )
 
     @classmethod
     def load(cls) -> Contract:
@@ -167,6 +174,22 @@ class Contract:
         return validator
 
     def _problems(self, where: str, pointer: str, instance: Any, *, writing: bool) -> list[str]:
+        """The problems of ``instance`` under the schema at ``pointer``, remembered by value:
+        a test serves the same objects again and again (a repository, a ref, a commit),
+        and a third of the suite's validations were of a value seen before."""
+        try:
+            key = (where, pointer, writing, json.dumps(instance, sort_keys=True))
+        except (TypeError, ValueError):  # not JSON: a bad stand-in; validate, don't keep
+            return self._validated(where, pointer, instance, writing=writing)
+        with self._lock:
+            found = self._checked.get(key)
+        if found is None:
+            found = tuple(self._validated(where, pointer, instance, writing=writing))
+            with self._lock:
+                self._checked[key] = found
+        return list(found)
+
+    def _validated(self, where: str, pointer: str, instance: Any, *, writing: bool) -> list[str]:
         errors = self._validator(pointer, writing=writing).iter_errors(instance)
         ordered = sorted(errors, key=lambda e: (e.json_path, e.message))
         # allOf branches often state the same rule twice; say it once.

@@ -14,6 +14,7 @@ every ref change, pull request and comment emits the webhook GitHub would send.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -98,3 +99,4 @@ class GitHubSandbox(RepoSetup, ActivitySetup, TagSetup):
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        await asyncio.to_thread(self.store.close)

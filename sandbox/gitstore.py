@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
+from sandbox.git_batch import BatchReader
 from sandbox.git_objects import (
     CommitInfo,
     FileDiff,
@@ -111,6 +112,11 @@ class GitStore:
             # files took ten times longer. Other C libraries ignore the variable.
             "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=8388608",
         }
+        self._objects = BatchReader(self._env)
+
+    def close(self) -> None:
+        """End the repositories' object readers (``git_batch``)."""
+        self._objects.close()
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -159,6 +165,7 @@ class GitStore:
     def init(self, full_name: str, default_branch: str) -> None:
         path = self.path(full_name)
         self._reads.forget(path)  # a repository of that name may have been removed
+        self._objects.forget(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             ["git", "init", "--bare", "--quiet", f"--initial-branch={default_branch}", str(path)],
@@ -172,15 +179,25 @@ class GitStore:
     def object_type(self, full_name: str, sha: str) -> str | None:
         if not is_sha(sha):
             return None
-        proc = self._git(full_name, "cat-file", "-t", sha, ok_codes=(0, 1, 128))
-        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+        info = self._objects.info(self.path(full_name), sha)
+        return None if info is None else info.kind
+
+    def _object(self, full_name: str, sha: str, kind: str) -> bytes:
+        """The content of object ``sha`` of type ``kind``; GitError as ``cat-file`` fails."""
+        found = self._objects.contents(self.path(full_name), sha) if is_sha(sha) else None
+        if found is None or found[0].kind != kind:
+            raise GitError(f"git cat-file {kind} {sha} failed: not a valid {kind} object")
+        return found[1]
 
     def resolve_commit(self, full_name: str, rev: str) -> str | None:
         """A branch name, tag name, full ref or sha → commit sha; None when unknown."""
         if rev.startswith("-") or not rev:
             return None
         candidates = [rev] if rev.startswith("refs/") else [f"refs/heads/{rev}", f"refs/tags/{rev}"]
-        if is_sha(rev) or re.fullmatch(r"[0-9a-f]{7,40}", rev):
+        if is_sha(rev):
+            info = self._objects.info(self.path(full_name), f"{rev}^{{commit}}")
+            return None if info is None else info.sha
+        if re.fullmatch(r"[0-9a-f]{7,39}", rev):
             candidates.append(rev)
         for candidate in candidates:
             proc = self._git(
@@ -216,10 +233,10 @@ class GitStore:
         return self._fast_tree(full_name, base_tree, blobs, edits)
 
     def read_blob(self, full_name: str, sha: str) -> bytes:
-        return self._git(full_name, "cat-file", "blob", sha).stdout
+        return self._object(full_name, sha, "blob")
 
     def read_commit(self, full_name: str, sha: str) -> CommitInfo:
-        return parse_commit(sha, self._git(full_name, "cat-file", "commit", sha).stdout)
+        return parse_commit(sha, self._object(full_name, sha, "commit"))
 
     def read_commits(self, full_name: str, shas: Sequence[str]) -> list[CommitInfo]:
         """Many commits through one ``cat-file --batch`` process (list-commits, compare)."""
@@ -236,6 +253,9 @@ class GitStore:
 
     def file_at(self, full_name: str, commit: str, path: str) -> tuple[str, str] | None:
         """``(type, sha)`` of ``path`` inside ``commit``; None when it does not exist."""
+        if is_sha(commit) and path and "\n" not in path:
+            info = self._objects.info(self.path(full_name), f"{commit}:{path}")
+            return None if info is None else (info.kind, info.sha)
         proc = self._git(
             full_name, "rev-parse", "--verify", "--quiet", f"{commit}:{path}", ok_codes=(0, 1, 128)
         )

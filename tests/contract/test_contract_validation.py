@@ -45,6 +45,29 @@ def test_a_wrongly_typed_field_is_located(contract: Contract, create_commit: Mat
     assert problem.startswith("git/create-commit request body: $.parents[1]: 7 is not of type")
 
 
+def test_a_value_validated_before_gets_the_same_answer_and_a_changed_one_its_own(
+    contract: Contract, create_commit: Match
+) -> None:
+    good = {"message": "m", "tree": SHA_A, "parents": [SHA_B]}
+    bad: dict[str, object] = {"message": "m", "parents": [SHA_B]}
+    for _ in range(2):
+        assert contract.validate_request(create_commit, {}, good) == []
+        assert contract.validate_request(create_commit, {}, dict(bad)) == [
+            "git/create-commit request body: $: 'tree' is a required property"
+        ]
+    bad["tree"] = 7  # the same object, changed since it was remembered
+    (problem,) = contract.validate_request(create_commit, {}, bad)
+    assert problem.startswith("git/create-commit request body: $.tree: 7 is not of type")
+
+
+def test_a_value_that_is_not_json_is_still_validated(
+    contract: Contract, create_commit: Match
+) -> None:
+    body = {"message": "m", "tree": SHA_A, "parents": [SHA_B, b"raw"]}
+    (problem,) = contract.validate_request(create_commit, {}, body)
+    assert problem.startswith("git/create-commit request body: $.parents[1]: b'raw' is not of type")
+
+
 def test_a_required_body_must_be_sent(contract: Contract, create_commit: Match) -> None:
     assert contract.validate_request(create_commit, {}, None) == [
         "git/create-commit request body: $: a JSON body is required"
