@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test quick lint typecheck pytest bench clean
 
+# Compiled modules are kept (__pycache__, ignored by git) even where the environment says
+# otherwise: the suite starts over a hundred Python processes (pytest's workers, the fork
+# server, the command-line tests), and each would compile bot/ and tests/ from source again.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): pyproject.toml sandbox/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
