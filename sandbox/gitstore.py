@@ -1,13 +1,14 @@
 """Real git repositories on disk behind the GitHub stand-in.
 
-Every method is synchronous and runs git plumbing in a subprocess; the server
-calls them through ``asyncio.to_thread`` so the event loop never waits on git.
+Every method is synchronous and runs git plumbing in a subprocess (reads of objects
+by sha go to a long-lived one, ``git_batch``); the server calls them through
+``asyncio.to_thread`` so the event loop never waits on git.
 The repositories are bare and isolated from the user's git configuration, so a
 developer's hooks, signing or aliases can never change what the tests see.
 
 The records git's output is read into are in ``git_objects``; serving an existing
-repository without copying it is ``git_import``. ``GitFile`` is the value setup
-calls (``create_repo``, ``commit``) take for a file with a mode.
+repository without copying it is ``git_import``. ``git_files.GitFile`` is the value
+setup calls (``create_repo``, ``commit``) take for a file with a mode.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import re
 import subprocess
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
 
 from sandbox.git_batch import BatchReader
+from sandbox.git_files import FileContent, as_git_file, fast_import_path
 from sandbox.git_objects import (
     CommitInfo,
     FileDiff,
@@ -39,55 +39,10 @@ from sandbox.git_reads import ReadCache
 ZERO_SHA = "0" * 40
 EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
-FILE_MODES = (REGULAR, EXECUTABLE, SYMLINK)
 
 
 def is_sha(value: str) -> bool:
     return bool(_SHA_RE.match(value))
-
-
-@dataclass(frozen=True)
-class GitFile:
-    """A file's bytes and mode; plain ``str`` (UTF-8) and ``bytes`` setup values mean 100644."""
-
-    data: bytes
-    mode: str = REGULAR
-
-    def __post_init__(self) -> None:
-        if self.mode not in FILE_MODES:
-            raise ValueError(f"file mode {self.mode!r} is not one of {', '.join(FILE_MODES)}")
-
-    @classmethod
-    def executable(cls, content: str | bytes) -> GitFile:
-        return cls(_as_bytes(content), EXECUTABLE)
-
-    @classmethod
-    def symlink(cls, target: str) -> GitFile:
-        """A symbolic link: git stores the target path as the blob's content."""
-        return cls(target.encode(), SYMLINK)
-
-
-FileContent: TypeAlias = str | bytes | GitFile
-
-
-def _as_bytes(content: str | bytes) -> bytes:
-    return content.encode() if isinstance(content, str) else content
-
-
-def as_git_file(content: FileContent) -> GitFile:
-    return content if isinstance(content, GitFile) else GitFile(_as_bytes(content))
-
-
-def _fast_import_path(path: str) -> bytes:
-    """``path`` as fast-import reads it: C-quoted only when it must be (see git-fast-import)."""
-    parts = path.split("/")
-    if any(part in ("", ".", "..", ".git") for part in parts):
-        raise GitError(f"invalid path {path!r}")  # as git's index refuses it
-    if path.startswith('"') or "\n" in path:
-        escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        return f'"{escaped}"'.encode()
-    return path.encode()
 
 
 class GitStore:
@@ -223,12 +178,12 @@ class GitStore:
         edits: list[bytes] = []
         for path, content in files.items():
             if content is None:
-                edits.append(b"D %s\n" % _fast_import_path(path))
+                edits.append(b"D %s\n" % fast_import_path(path))
                 continue
             file = as_git_file(content)
             blobs.append(file.data)
             edits.append(
-                b"M %s :%d %s\n" % (file.mode.encode(), len(blobs), _fast_import_path(path))
+                b"M %s :%d %s\n" % (file.mode.encode(), len(blobs), fast_import_path(path))
             )
         return self._fast_tree(full_name, base_tree, blobs, edits)
 
@@ -270,9 +225,9 @@ class GitStore:
     ) -> str:
         """Apply ``changes`` (nested paths allowed) on top of ``base_tree``."""
         edits = [
-            b"D %s\n" % _fast_import_path(c.path)
+            b"D %s\n" % fast_import_path(c.path)
             if c.sha is None
-            else b"M %s %s %s\n" % (c.mode.encode(), c.sha.encode(), _fast_import_path(c.path))
+            else b"M %s %s %s\n" % (c.mode.encode(), c.sha.encode(), fast_import_path(c.path))
             for c in changes
         ]
         return self._fast_tree(full_name, base_tree or None, [], edits)

@@ -35,8 +35,8 @@ from bot.pins import text as bump_text
 from bot.store.protocol import DeliveryRecord
 from sandbox.buildkite_server import BuildkiteSandbox
 from sandbox.buildkite_state import JobSpec
+from sandbox.git_files import FileContent
 from sandbox.github_server import GitHubSandbox
-from sandbox.gitstore import FileContent
 from sandbox.harness import BotProcess, Harness, harness
 from sandbox.vllm_shapes import (
     ABI_CHECK_FILE,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
+from sandbox.git_files import GitFile
 from sandbox.github_server import GitHubSandbox
-from sandbox.gitstore import GitFile
 
 from .helpers import INSTALLATION_ID
 
