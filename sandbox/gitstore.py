@@ -123,7 +123,17 @@ class GitStore:
         self._objects.forget(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["git", "init", "--bare", "--quiet", f"--initial-branch={default_branch}", str(path)],
+            # No template: GitHub's repositories run no hooks, and the sample hooks and
+            # files a template copies were a dozen files to write and remove per repository.
+            [
+                "git",
+                "init",
+                "--bare",
+                "--quiet",
+                "--template=",
+                f"--initial-branch={default_branch}",
+                str(path),
+            ],
             env=self._env,
             check=True,
             capture_output=True,
