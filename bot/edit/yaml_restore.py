@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from bot.edit import yaml_steps
+from bot.edit import yaml_parse, yaml_steps
 from bot.edit.yaml_steps import StepEditError
 from bot.service.errors import PermanentError
 
@@ -177,8 +177,7 @@ def restore_step_keys(
 
 def _side(text: str, name: str, filename: str, side: str, not_found: str) -> _Side:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root, data = yaml_parse.parsed(text)
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
         raise StepRestoreError(

@@ -46,6 +46,7 @@ from typing import Any
 
 import yaml
 
+from bot.edit import yaml_parse
 from bot.edit.cmake_pin import pin_diff
 from bot.service.errors import PermanentError
 
@@ -213,7 +214,7 @@ def set_step_keys(text: str, step_line: int, values: Mapping[str, Value], *, fil
 
 def _load(text: str, filename: str) -> tuple[yaml.Node | None, object]:
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
+        return yaml_parse.parsed(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # PyYAML's own words for a tab ("cannot start any token") hide the cause.
