@@ -30,7 +30,7 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 E2E = Path(__file__).parent / "e2e"
-# The longest tests by far (10–30 s each on two workers): handed out first so that
+# The longest tests by far (10 to 30 s each on two workers): handed out first so that
 # no worker is still running one of them after the others have run out of work.
 LONGEST = {
     "tests/e2e/test_chaos.py::test_three_replicas_on_postgres_killed_under_faults",
