@@ -42,7 +42,15 @@ _MESSAGE_LIMIT = 1 << 20
 # --- the zygote (its own process) -------------------------------------------------------
 
 
-def _child(request: dict[str, object], output: int, inherited: list[int]) -> None:
+def _request(message: bytes) -> tuple[list[str], dict[str, str]]:
+    """``(argv, env)`` of a start request, as the client wrote it."""
+    request = json.loads(message)
+    return [str(arg) for arg in request["argv"]], {
+        str(k): str(v) for k, v in request["env"].items()
+    }
+
+
+def _child(argv: list[str], env: dict[str, str], output: int, inherited: list[int]) -> None:
     """In the forked child: become the requested process, never return.
 
     ``inherited`` are the zygote's own descriptors (its socket, the other children's
@@ -61,10 +69,10 @@ def _child(request: dict[str, object], output: int, inherited: list[int]) -> Non
         os.close(output)
         os.close(null)
         os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})  # type: ignore[call-overload]
+        os.environ.update(env)
         from bot.cli.main import main
 
-        code = main([str(arg) for arg in request["argv"]])  # type: ignore[attr-defined]
+        code = main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
@@ -125,7 +133,7 @@ def _serve_forks(path: str) -> None:
                 if pid == 0:
                     own = [listening.fileno(), wake_read, wake_write, selector.fileno()]
                     own += [c.fileno() for c in (conn, *waiting.values())]
-                    _child(json.loads(message), fds[0], own)
+                    _child(*_request(message), fds[0], own)
                 os.close(fds[0])
                 waiting[pid] = conn
                 conn.send(f"pid {pid}".encode())
@@ -169,6 +177,7 @@ class ForkServer:
         self._zygote: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._path = ""
+        atexit.register(self.close)  # nothing to do unless a zygote was started
 
     def _started(self) -> str:
         with self._lock:
@@ -184,7 +193,6 @@ class ForkServer:
                 assert self._zygote.stdout is not None
                 if self._zygote.stdout.readline() != READY:
                     raise RuntimeError("the fork server did not start")
-                atexit.register(self.close)
             return self._path
 
     def close(self) -> None:
