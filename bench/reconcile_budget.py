@@ -24,32 +24,11 @@ from pathlib import Path
 
 from bot.service.reconcile import enqueue_tick
 from sandbox.harness import harness
+from sandbox.vllm_shapes import DOWNSTREAM, many_pins
 
-DOWNSTREAM = "vllm-project/vllm"
 TICKS_PER_HOUR = 3600 // 300
 PRIMARY_LIMIT = 5000
 GRAPHQL = "graphql"  # a query, not a write: its POST costs GraphQL points, not REST requests
-CMAKE = """\
-include(FetchContent)
-FetchContent_Declare(
-  {name}
-  GIT_REPOSITORY https://github.com/{upstream}.git
-  GIT_TAG {sha}
-)
-"""
-
-
-def config(pins: list[tuple[str, str]]) -> str:
-    lines = ["handle: bot", "pins:"]
-    for name, upstream in pins:
-        lines += [
-            f"  - name: {name}",
-            f"    upstream: {upstream}",
-            "    branch: main",
-            f"    file: cmake/{name}.cmake",
-            f"    dependency: {name}",
-        ]
-    return "\n".join(lines) + "\n"
 
 
 async def one_world(workdir: Path, pins: int, upstreams: int) -> dict[str, object]:
@@ -60,12 +39,8 @@ async def one_world(workdir: Path, pins: int, upstreams: int) -> dict[str, objec
             name = f"upstream-org/lib{index}"
             sandbox.create_repo(name, files={"README.md": f"{index}\n"}, installation_id=1)
             heads[name] = sandbox.head(name)
-        chosen = [(f"pin{index}", f"upstream-org/lib{index % upstreams}") for index in range(pins)]
-        files = {
-            f"cmake/{name}.cmake": CMAKE.format(name=name, upstream=upstream, sha=heads[upstream])
-            for name, upstream in chosen
-        }
-        files[".github/followup-bot.yml"] = config(chosen)
+        chosen = [f"upstream-org/lib{index % upstreams}" for index in range(pins)]
+        files = many_pins([(f"pin{n}", up, heads[up]) for n, up in enumerate(chosen)])
         sandbox.create_repo(DOWNSTREAM, files=files, installation_id=2)
         await env.start()
         await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1.0, 300.0)

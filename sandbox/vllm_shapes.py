@@ -107,3 +107,28 @@ endif()
 
 FetchContent_MakeAvailable(vllm-flash-attn)
 """
+
+
+SMALL_PIN_TEMPLATE = """\
+include(FetchContent)
+FetchContent_Declare(
+  {name}
+  GIT_REPOSITORY https://github.com/{upstream}.git
+  GIT_TAG {sha}
+)
+"""
+
+
+def many_pins(pins: list[tuple[str, str, str]]) -> dict[str, str]:
+    """A downstream's files for pins ``(name, upstream, pinned sha)``: one small CMake file
+    each (``cmake/<name>.cmake``) and the config that follows them all, on ``main``."""
+    files = {
+        f"cmake/{name}.cmake": SMALL_PIN_TEMPLATE.format(name=name, upstream=upstream, sha=sha)
+        for name, upstream, sha in pins
+    }
+    lines = ["handle: bot", "pins:"]
+    for name, upstream, _ in pins:
+        lines += [f"  - name: {name}", f"    upstream: {upstream}", "    branch: main"]
+        lines += [f"    file: cmake/{name}.cmake", f"    dependency: {name}"]
+    files[".github/followup-bot.yml"] = "\n".join(lines) + "\n"
+    return files

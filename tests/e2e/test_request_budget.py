@@ -13,7 +13,7 @@ import time
 
 from bot.service.reconcile import enqueue_tick
 from sandbox.harness import Harness
-from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM, many_pins
 
 NEW_PR = [
     "repos/get-branch",  # the base, and with it the config kept by main's head
@@ -74,14 +74,6 @@ async def test_requests_per_bump_case(env: Harness) -> None:
 
 
 PINS = 3
-PIN_CMAKE = """\
-include(FetchContent)
-FetchContent_Declare(
-  {name}
-  GIT_REPOSITORY https://github.com/{upstream}.git
-  GIT_TAG {sha}
-)
-"""
 # An idle reconcile tick of several pins: the bump branches' PRs of all of them in one
 # GraphQL query (before: one `pulls/list` per pin).
 IDLE_TICK = [
@@ -94,16 +86,7 @@ async def test_a_tick_reads_every_pins_pulls_in_one_query(env: Harness) -> None:
     sandbox = env.sandbox
     sandbox.create_repo(UPSTREAM, files={"README.md": "x\n"}, installation_id=1)
     pinned = sandbox.head(UPSTREAM)
-    names = [f"pin{index}" for index in range(PINS)]
-    lines = ["handle: bot", "pins:"]
-    for name in names:
-        lines += [f"  - name: {name}", f"    upstream: {UPSTREAM}", "    branch: main"]
-        lines += [f"    file: cmake/{name}.cmake", f"    dependency: {name}"]
-    files = {
-        f"cmake/{name}.cmake": PIN_CMAKE.format(name=name, upstream=UPSTREAM, sha=pinned)
-        for name in names
-    }
-    files[".github/followup-bot.yml"] = "\n".join(lines) + "\n"
+    files = many_pins([(f"pin{index}", UPSTREAM, pinned) for index in range(PINS)])
     sandbox.create_repo(DOWNSTREAM, files=files, installation_id=2)
     await env.start()
     await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1.0, 300.0)
