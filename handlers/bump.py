@@ -40,6 +40,7 @@ async def _sync(
     select: bump.PinSelector,
     *,
     refresh: bool = False,
+    head_by_compare: bool = False,
 ) -> None:
     gh = await services.github.repo_client(downstream)
     await bump.sync_repo(
@@ -51,6 +52,7 @@ async def _sync(
         clock=services.clock,
         select=select,
         refresh=refresh,
+        head_by_compare=head_by_compare,
         bot_login=services.settings.bot_login,
         cache=services.cache,
     )
@@ -127,12 +129,13 @@ def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[
 @handler_id("pins.sync")
 async def on_sync(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
-    select = _selector(field(event.data, "select", dict))
+    selection = field(event.data, "select", dict)
     repo = services.served(downstream)
     if repo is None:
         log.info(LOG_NOT_SERVED, "sync", downstream)
         return
-    await _sync(services, repo.full_name, select)
+    pushed = _upstream_push(selection)
+    await _sync(services, repo.full_name, _selector(selection), head_by_compare=pushed)
 
 
 @router.register(RECONCILE_EVENT)
@@ -164,6 +167,11 @@ def _selector(select: Mapping[str, Any]) -> bump.PinSelector:
             and pin.branch == branch
         )
     return _every_pin
+
+
+def _upstream_push(select: Mapping[str, Any]) -> bool:
+    """Whether the sync follows a push to an upstream branch (its pins compare anyway)."""
+    return optional(select, "branch") is not None and optional(select, "upstream") is not None
 
 
 def _every_pin(_pin: PinConfig) -> bool:

@@ -83,6 +83,7 @@ async def sync_repo(
     clock: Callable[[], float],
     select: PinSelector = lambda _pin: True,
     refresh: bool = False,
+    head_by_compare: bool = False,
     bot_login: str = DEFAULT_BOT_LOGIN,
     cache: MutableMapping[Any, Any] | None = None,
 ) -> list[PinResult]:
@@ -90,6 +91,8 @@ async def sync_repo(
 
     ``refresh`` re-reads the repository's default branch (the reconcile tick
     does; a webhook uses the remembered one, saving a round trip).
+    ``head_by_compare`` reads branch pins' upstream heads off their compares (an
+    upstream push, after which every such pin compares anyway).
     """
     repo = Repo.parse(full_name)
     config, base = await asyncio.gather(
@@ -109,6 +112,7 @@ async def sync_repo(
         repo=repo,
         config=config,
         base=base,
+        head_by_compare=head_by_compare,
         clock=clock,
         bot_login=bot_login,
         cache=cache if cache is not None else {},
@@ -228,7 +232,7 @@ async def _bump(
     # or a companion file out of sync, must end with nothing written, not even a blob.
     try:
         comparison, new_text, also = await asyncio.gather(
-            compare(ctx.gh, upstream, facts.pinned, target),
+            _comparison(ctx, upstream, facts, target),
             ctx.blocking.run(set_pin, facts.text, pin.dependency, target, filename=pin.file),
             companion_edits(ctx, pin, facts, target),
         )
@@ -265,6 +269,16 @@ async def _bump(
     )
     edits = [FileEdit(pin.file, new_text.encode("utf-8")), *also]
     return await _push_and_open(ctx, pin, state, facts, target, edits, text_out)
+
+
+async def _comparison(
+    ctx: BumpScope, upstream: Repo, facts: PinFacts, target: str
+) -> Mapping[str, Any] | None:
+    """``pinned...target``: the one read with the head when it is the head (an upstream
+    push), else asked now (a tick, or a maintainer's chosen commit)."""
+    if facts.comparison is not None and target == facts.head:
+        return facts.comparison
+    return await compare(ctx.gh, upstream, facts.pinned, target)
 
 
 async def _branch_moved_away(

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import gidgethub
 from gidgethub.abc import GitHubAPI
@@ -22,6 +23,7 @@ from bot.edit.cmake_pin import PinError, read_pin
 from bot.github import changes
 from bot.github.changes import BranchHead, Repo
 from bot.github.pull_states import pulls_by_branch
+from bot.pins import compared
 from bot.pins import text as bump_text
 from bot.pins.state import Outcome, PinResult, PinState
 from bot.pins.tags import TagChoice, choose_tag, list_tags
@@ -30,6 +32,7 @@ from bot.service.delivery_memo import memoized
 from bot.service.scope import RepoScope
 
 UPSTREAM_HEAD = "upstream-head"
+COMPARED = "compared"
 FILE_AT = "file-at"
 BUMP_PULLS = "bump-pulls"
 REASON_NO_UPSTREAM_BRANCH = "upstream branch {upstream}@{branch} was not found"
@@ -45,6 +48,9 @@ class BumpScope(RepoScope):
     """A repository's scope plus the default branch head one sync works against."""
 
     base: BranchHead
+    # An upstream push: every pin on its branch compares with the new head anyway, so
+    # the head is read off that compare (``pinned...branch``) instead of a ref read.
+    head_by_compare: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ class PinFacts:
     pinned: str  # the value pinned there
     tags: TagChoice | None = None  # a tag pin's upstream tags and their commits
     companions: Mapping[str, bytes | None] = field(default_factory=dict)  # also: files
+    comparison: Mapping[str, Any] | None = None  # pinned...head, when read with the head
 
     @property
     def open_pr(self) -> dict[str, Any] | None:
@@ -65,13 +72,14 @@ class PinFacts:
 
 async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
     upstream = Repo.parse(pin.upstream)
+    by_compare = ctx.head_by_compare and pin.track == "branch"
     head, pulls, raw, companions = await asyncio.gather(
-        list_tags(ctx.gh, upstream) if pin.track == "tags" else upstream_head(ctx, pin),
+        _heads(ctx, pin, upstream, by_compare),
         bump_pulls(ctx, pin),
         file_at_base(ctx, pin.file),
         _read_companions(ctx, pin),
     )
-    if head is None:
+    if head is None and not by_compare:
         reason = REASON_NO_UPSTREAM_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
         return PinResult(pin.name, Outcome.FAILED, reason)
     if raw is None:
@@ -87,12 +95,47 @@ async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
             file=pin.file, repository=found.repository, upstream=pin.upstream
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
-    if isinstance(head, str):
-        return PinFacts(head, pulls, text, found.value, companions=companions)
-    choice = choose_tag(pin, found.value, head)
-    if isinstance(choice, str):
-        return PinResult(pin.name, Outcome.FAILED, choice)
-    return PinFacts(choice.tag, pulls, text, found.value, choice, companions)
+    if isinstance(head, dict):  # a tag pin's tags
+        choice = choose_tag(pin, found.value, head)
+        if isinstance(choice, str):
+            return PinResult(pin.name, Outcome.FAILED, choice)
+        return PinFacts(choice.tag, pulls, text, found.value, choice, companions)
+    if head is None:  # left to the compare
+        return await _facts_by_compare(ctx, pin, pulls, text, found.value, companions)
+    return PinFacts(head, pulls, text, found.value, companions=companions)
+
+
+async def _heads(
+    ctx: BumpScope, pin: PinConfig, upstream: Repo, by_compare: bool
+) -> str | dict[str, str] | None:
+    """A tag pin's tags, or a branch pin's head (None: read after the pin, by compare)."""
+    if pin.track == "tags":
+        return await list_tags(ctx.gh, upstream)
+    return None if by_compare else await upstream_head(ctx, pin)
+
+
+async def _facts_by_compare(
+    ctx: BumpScope,
+    pin: PinConfig,
+    pulls: list[dict[str, Any]],
+    text: str,
+    pinned: str,
+    companions: Mapping[str, bytes | None],
+) -> PinFacts | PinResult:
+    """The facts with the head read off ``pinned...branch``; where that compare does not
+    tell the head (404, or more than 250 commits), a ref read does, as on a tick."""
+    upstream = Repo.parse(pin.upstream)
+    key = (COMPARED, upstream.full_name.casefold(), pinned, pin.branch)
+    comparison = await memoized(key, lambda: compare(ctx.gh, upstream, pinned, pin.branch))
+    head = compared.head_of(comparison) if comparison is not None else None
+    if comparison is not None and head is not None:
+        as_asked = compared.pinned_to(comparison, pinned, head)
+        return PinFacts(head, pulls, text, pinned, companions=companions, comparison=as_asked)
+    head = await upstream_head(ctx, pin)
+    if head is None:
+        reason = REASON_NO_UPSTREAM_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
+        return PinResult(pin.name, Outcome.FAILED, reason)
+    return PinFacts(head, pulls, text, pinned, companions=companions)
 
 
 async def _read_companions(ctx: BumpScope, pin: PinConfig) -> dict[str, bytes | None]:
@@ -178,11 +221,13 @@ def target_of(state: PinState, head: str) -> str:
 
 
 async def compare(gh: GitHubAPI, upstream: Repo, base: str, head: str) -> dict[str, Any] | None:
-    """Upstream's compare of ``base...head`` (None: GitHub does not know one of them)."""
+    """Upstream's compare of ``base...head`` (None: GitHub does not know one of them).
+    Either may be a branch name, slashes and all (``release/v1``), as on GitHub's web."""
+    basehead = f"{quote(base, safe='/')}...{quote(head, safe='/')}"
     try:
         data: dict[str, Any] = await gh.getitem(
-            "/repos/{owner}/{repo}/compare/{basehead}",
-            url_vars=upstream.vars(basehead=f"{base}...{head}"),
+            "/repos/{owner}/{repo}/compare/{+basehead}",
+            url_vars=upstream.vars(basehead=basehead),
         )
     except gidgethub.BadRequest as exc:
         if int(exc.status_code) == 404:

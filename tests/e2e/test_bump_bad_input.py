@@ -8,6 +8,7 @@ import json
 
 import aiohttp
 
+from bot.pins.bump import REASON_UNKNOWN_PIN
 from bot.pins.facts import REASON_OTHER_REPOSITORY
 from bot.pins.state import Outcome
 from bot.store.kinds import Kind
@@ -272,3 +273,17 @@ async def test_upstream_rewritten_under_an_open_bump_pr_is_said_once(env: Harnes
     await env.settle()
     fresh = [p for p in bump_pulls(env) if p["state"] == "open"]
     assert [newest[:7] in p["title"] for p in fresh] == [True]
+
+
+async def test_a_pin_upstream_does_not_know_is_said_on_a_push(env: Harness) -> None:
+    seed(env)
+    unknown = "f" * 40
+    env.sandbox.commit(DOWNSTREAM, {PIN_FILE: PIN_TEMPLATE.format(sha=unknown)}, "Pin by hand")
+    await env.start()
+    env.sandbox.reset_log()
+    await merge_upstream(env, 1)
+    await env.settle()
+
+    assert writes(env) == []
+    state = await pin_state(env)
+    assert state["last_failure"] == REASON_UNKNOWN_PIN.format(value=unknown, upstream=UPSTREAM)

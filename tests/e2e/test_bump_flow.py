@@ -8,7 +8,7 @@ from bot.pins import text as bump_text
 from bot.service.reconcile import enqueue_tick
 from bot.service.sources import RECONCILE_EVENT
 from sandbox.harness import Harness
-from sandbox.vllm_shapes import DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed
 
 BRANCH = bump_text.bump_branch("flash-attention")
@@ -185,3 +185,24 @@ async def test_unchanged_reconcile_costs_no_rate_limit(env: Harness) -> None:
 
     assert env.sandbox.requests, "the tick should look"
     assert [r.path for r in env.sandbox.requests if r.status != 304] == []
+
+
+async def test_a_push_to_a_branch_with_a_slash_reads_its_head_off_the_compare(
+    env: Harness,
+) -> None:
+    pinned = seed(env, config=CONFIG.replace("branch: main", "branch: release/v1"))
+    env.sandbox.set_ref(UPSTREAM, "release/v1", pinned)
+    await env.start()
+    await env.settle()
+    env.sandbox.reset_log()
+    new = await env.sandbox.push_commit(
+        UPSTREAM, {"csrc/r.cu": "// r\n"}, "Release fix (#9)", branch="release/v1"
+    )
+    await env.settle()
+
+    [pull] = bump_pulls(env)
+    assert new[:7] in pull["title"]
+    assert f"/compare/{pinned}...{new})" in pull["body"]  # the shas, not the moving branch
+    upstream_reads = [r.path for r in env.sandbox.requests if f"/{UPSTREAM}/" in r.path]
+    assert upstream_reads == [f"/repos/{UPSTREAM}/compare/{pinned}...release/v1"]
+    assert env.sandbox.violations == []
