@@ -130,12 +130,12 @@ def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[
 async def on_sync(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
     selection = field(event.data, "select", dict)
+    select, pushed = _selector(selection), _upstream_push(selection)
     repo = services.served(downstream)
     if repo is None:
         log.info(LOG_NOT_SERVED, "sync", downstream)
         return
-    pushed = _upstream_push(selection)
-    await _sync(services, repo.full_name, _selector(selection), head_by_compare=pushed)
+    await _sync(services, repo.full_name, select, head_by_compare=pushed)
 
 
 @router.register(RECONCILE_EVENT)
