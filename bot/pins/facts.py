@@ -3,8 +3,10 @@
 ``BumpScope`` is the repository's scope plus the default branch head the sync
 works against; ``read_facts`` reads the upstream head, the bump branch's PRs
 and the pinned value (or the reason there is nothing to decide on); the
-compare and commit listings of upstream are read here too. A sync of several pins
-reads all their bump branches' PRs in one GraphQL query first (``prefetch_pulls``).
+compare and commit listings of upstream are read here too. After an upstream push
+the head comes off the compare of the pinned value with the branch (``compared``).
+A sync of several pins reads all their bump branches' PRs in one GraphQL query first
+(``prefetch_pulls``).
 """
 
 from __future__ import annotations
@@ -70,18 +72,58 @@ class PinFacts:
         return next((pr for pr in self.pulls if pr["state"] == "open"), None)
 
 
+@dataclass(frozen=True)
+class _Pinned:
+    text: str  # the pin file on the base
+    value: str  # the value pinned there
+
+
+@dataclass(frozen=True)
+class _Upstream:
+    value: str | dict[str, str]  # a branch's head, or a tag pin's tags and their commits
+    comparison: Mapping[str, Any] | None = None  # pinned...head, when read off a compare
+
+
 async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
-    upstream = Repo.parse(pin.upstream)
-    by_compare = ctx.head_by_compare and pin.track == "branch"
-    head, pulls, raw, companions = await asyncio.gather(
-        _heads(ctx, pin, upstream, by_compare),
-        bump_pulls(ctx, pin),
-        file_at_base(ctx, pin.file),
-        _read_companions(ctx, pin),
+    (pinned, upstream), pulls, companions = await asyncio.gather(
+        _pinned_and_upstream(ctx, pin), bump_pulls(ctx, pin), _read_companions(ctx, pin)
     )
-    if head is None and not by_compare:
-        reason = REASON_NO_UPSTREAM_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
-        return PinResult(pin.name, Outcome.FAILED, reason)
+    if isinstance(upstream, PinResult):
+        return upstream
+    if isinstance(pinned, PinResult):
+        return pinned
+    if isinstance(upstream.value, str):
+        return PinFacts(
+            upstream.value,
+            pulls,
+            pinned.text,
+            pinned.value,
+            companions=companions,
+            comparison=upstream.comparison,
+        )
+    choice = choose_tag(pin, pinned.value, upstream.value)
+    if isinstance(choice, str):
+        return PinResult(pin.name, Outcome.FAILED, choice)
+    return PinFacts(choice.tag, pulls, pinned.text, pinned.value, choice, companions)
+
+
+async def _pinned_and_upstream(
+    ctx: BumpScope, pin: PinConfig
+) -> tuple[_Pinned | PinResult, _Upstream | PinResult]:
+    """The pinned value and upstream's side: read side by side, or (an upstream push)
+    upstream's head off the compare with the pinned value, so after it."""
+    if not (ctx.head_by_compare and pin.track == "branch"):
+        pinned, upstream = await asyncio.gather(_read_pinned(ctx, pin), _upstream(ctx, pin))
+        return pinned, upstream
+    pinned = await _read_pinned(ctx, pin)
+    if isinstance(pinned, PinResult):
+        return pinned, _Upstream("")  # nothing to compare with
+    return pinned, await _upstream_by_compare(ctx, pin, pinned.value)
+
+
+async def _read_pinned(ctx: BumpScope, pin: PinConfig) -> _Pinned | PinResult:
+    """The pin file on the base and the value pinned in it (or why there is none)."""
+    raw = await file_at_base(ctx, pin.file)
     if raw is None:
         reason = REASON_NO_PIN_FILE.format(file=pin.file, base=ctx.base.name)
         return PinResult(pin.name, Outcome.FAILED, reason)
@@ -95,47 +137,32 @@ async def read_facts(ctx: BumpScope, pin: PinConfig) -> PinFacts | PinResult:
             file=pin.file, repository=found.repository, upstream=pin.upstream
         )
         return PinResult(pin.name, Outcome.FAILED, reason)
-    if isinstance(head, dict):  # a tag pin's tags
-        choice = choose_tag(pin, found.value, head)
-        if isinstance(choice, str):
-            return PinResult(pin.name, Outcome.FAILED, choice)
-        return PinFacts(choice.tag, pulls, text, found.value, choice, companions)
-    if head is None:  # left to the compare
-        return await _facts_by_compare(ctx, pin, pulls, text, found.value, companions)
-    return PinFacts(head, pulls, text, found.value, companions=companions)
+    return _Pinned(text, found.value)
 
 
-async def _heads(
-    ctx: BumpScope, pin: PinConfig, upstream: Repo, by_compare: bool
-) -> str | dict[str, str] | None:
-    """A tag pin's tags, or a branch pin's head (None: read after the pin, by compare)."""
+async def _upstream(ctx: BumpScope, pin: PinConfig) -> _Upstream | PinResult:
+    """A tag pin's tags, or a branch pin's head from a ref read."""
     if pin.track == "tags":
-        return await list_tags(ctx.gh, upstream)
-    return None if by_compare else await upstream_head(ctx, pin)
-
-
-async def _facts_by_compare(
-    ctx: BumpScope,
-    pin: PinConfig,
-    pulls: list[dict[str, Any]],
-    text: str,
-    pinned: str,
-    companions: Mapping[str, bytes | None],
-) -> PinFacts | PinResult:
-    """The facts with the head read off ``pinned...branch``; where that compare does not
-    tell the head (404, or more than 250 commits), a ref read does, as on a tick."""
-    upstream = Repo.parse(pin.upstream)
-    key = (COMPARED, upstream.full_name.casefold(), pinned, pin.branch)
-    comparison = await memoized(key, lambda: compare(ctx.gh, upstream, pinned, pin.branch))
-    head = compared.head_of(comparison) if comparison is not None else None
-    if comparison is not None and head is not None:
-        as_asked = compared.pinned_to(comparison, pinned, head)
-        return PinFacts(head, pulls, text, pinned, companions=companions, comparison=as_asked)
+        return _Upstream(await list_tags(ctx.gh, Repo.parse(pin.upstream)))
     head = await upstream_head(ctx, pin)
     if head is None:
         reason = REASON_NO_UPSTREAM_BRANCH.format(upstream=pin.upstream, branch=pin.branch)
         return PinResult(pin.name, Outcome.FAILED, reason)
-    return PinFacts(head, pulls, text, pinned, companions=companions)
+    return _Upstream(head)
+
+
+async def _upstream_by_compare(
+    ctx: BumpScope, pin: PinConfig, pinned: str
+) -> _Upstream | PinResult:
+    """The head read off ``pinned...branch``; where that compare does not tell the head
+    (404, or more than 250 commits), a ref read does, as on a tick."""
+    upstream = Repo.parse(pin.upstream)
+    key = (COMPARED, upstream.full_name.casefold(), pinned, pin.branch)
+    comparison = await memoized(key, lambda: compare(ctx.gh, upstream, pinned, pin.branch))
+    head = compared.head_of(comparison) if comparison is not None else None
+    if comparison is None or head is None:
+        return await _upstream(ctx, pin)
+    return _Upstream(head, compared.pinned_to(comparison, pinned, head))
 
 
 async def _read_companions(ctx: BumpScope, pin: PinConfig) -> dict[str, bytes | None]:
