@@ -33,14 +33,21 @@ workers), and the handler ends at its first guard, without a GitHub request. Wit
 one at a time, whatever the number of workers; with ``--subjects N`` they go round N
 PRs, as real traffic spreads over pins and PRs, and the workers' turns are batched.
 
+Phase 4 (CPU, always run): ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the
+server's own CPU time (user and system, from /proc; the intake's counted until its
+inbox is empty again, so the workers' share is in it) per delivery sent. A measure of
+cost rather than of capacity, so it moves little with the machine's other load.
+
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
        [--rates 100 200 400 800 1600 3200] [--step-seconds 3] [--subjects 1]
+       [--workers N] [--cpu-rate 400] [--cpu-seconds 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import hmac
 import itertools
@@ -108,7 +115,7 @@ def free_port() -> int:
 # --- child side ---------------------------------------------------------------
 
 
-def serve(kind: str, port: int, workdir: Path) -> None:
+def serve(kind: str, port: int, workdir: Path, workers: int | None) -> None:
     if kind == "bare":
 
         async def bare(request: web.Request) -> web.Response:
@@ -131,6 +138,8 @@ def serve(kind: str, port: int, workdir: Path) -> None:
             database=str(workdir / "bench.sqlite3"),
             reconcile_interval=0,
         )
+        if workers is not None:
+            settings = dataclasses.replace(settings, workers=workers)
         app = create_app(settings)
     web.run_app(app, host="127.0.0.1", port=port, print=lambda _msg: print(READY, flush=True))
 
@@ -322,12 +331,52 @@ def print_sustained(name: str, steps: list[Step]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds a process has used so far, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """CPU the server spent per delivery in a paced run, the intake's inbox drained."""
+
+    user_us: float
+    system_us: float
+
+    @property
+    def total_us(self) -> float:
+        return self.user_us + self.system_us
+
+
+async def cpu_per_delivery(
+    url: str, pid: int, database: Path | None, args: argparse.Namespace
+) -> Cpu:
+    """Phase 4: ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the server's CPU time
+    (the intake's until its inbox is empty again) over the deliveries sent. Unlike the
+    capacities, this hardly moves with what else the machine is doing."""
+    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
+    connector = aiohttp.TCPConnector(limit=CLIENT_CONNECTIONS)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        if database is not None:
+            await drain(database, args.drain_seconds)
+        user, system = cpu_seconds(pid)
+        latencies, _sending, _total = await open_loop(session, url, args.cpu_rate, args.cpu_seconds)
+        if database is not None:
+            await drain(database, 60.0)
+        user_after, system_after = cpu_seconds(pid)
+    count = len(latencies)
+    return Cpu((user_after - user) / count * 1e6, (system_after - system) / count * 1e6)
+
+
 @dataclass(frozen=True)
 class Result:
     per_second: dict[int, float]  # by number of concurrent senders
     p50_ms: float
     p99_ms: float
     steps: list[Step]
+    cpu: Cpu
 
 
 async def measure(kind: str, args: argparse.Namespace) -> Result:
@@ -342,13 +391,15 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
             str(port),
             "--workdir",
             tmp,
+            *(("--workers", str(args.workers)) if args.workers is not None else ()),
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         assert proc.stdout is not None
         try:
-            while READY not in (await proc.stdout.readline()).decode():
-                pass
+            while READY not in (line := (await proc.stdout.readline()).decode()):
+                if not line:
+                    raise RuntimeError(f"the {kind} server exited before it was ready")
             url = f"http://127.0.0.1:{port}/webhooks/github"
             await throughput(url, 100, 4)  # warm-up
             per_second = {
@@ -358,11 +409,12 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
             latencies = sorted(await steady(url, args.rate, args.seconds))
             database = Path(tmp) / "bench.sqlite3" if kind == "intake" else None
             steps = await sustained(url, database, args)
+            cpu = await cpu_per_delivery(url, proc.pid, database, args)
         finally:
             proc.terminate()
             await proc.wait()
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    return Result(per_second, statistics.median(latencies) * 1000, p99 * 1000, steps)
+    return Result(per_second, statistics.median(latencies) * 1000, p99 * 1000, steps, cpu)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -401,6 +453,16 @@ async def main(args: argparse.Namespace) -> None:
         bound = " (bare at the top rate: a lower bound on bare)" if caps["bare"] == top else ""
         print(f"ratio intake/bare (sustained capacity): {caps['intake'] / caps['bare']:.2f}{bound}")
 
+    print(
+        f"\nserver CPU per delivery at {args.cpu_rate:.0f}/s for {args.cpu_seconds:.0f} s"
+        " (the intake's until its inbox is empty):"
+    )
+    print("| server | user | system | total |\n|---|---|---|---|")
+    for name, r in (("bare aiohttp handler", bare), ("followup-bot intake", intake)):
+        c = r.cpu
+        print(f"| {name} | {c.user_us:.0f} µs | {c.system_us:.0f} µs | {c.total_us:.0f} µs |")
+    print(f"ratio bare/intake (CPU per delivery): {bare.cpu.total_us / intake.cpu.total_us:.2f}")
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -412,11 +474,16 @@ if __name__ == "__main__":
     parser.add_argument("--step-seconds", type=float, default=3.0)
     parser.add_argument("--drain-seconds", type=float, default=5.0)
     parser.add_argument("--subjects", type=int, default=1)
+    parser.add_argument("--cpu-rate", type=float, default=400.0)
+    parser.add_argument("--cpu-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--workers", type=int, help="the intake's inbox workers (default: the service's)"
+    )
     parser.add_argument("--serve", choices=("bare", "intake"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.serve:
-        serve(parsed.serve, parsed.port, parsed.workdir)
+        serve(parsed.serve, parsed.port, parsed.workdir, parsed.workers)
     else:
         asyncio.run(main(parsed))
