@@ -33,6 +33,10 @@ workers), and the handler ends at its first guard, without a GitHub request. Wit
 one at a time, whatever the number of workers; with ``--subjects N`` they go round N
 PRs, as real traffic spreads over pins and PRs, and the workers' turns are batched.
 
+With ``--postgres`` a third server is measured the same way: the intake on PostgreSQL
+(a server started here with fsync on, as in production; a database of its own), and
+its CPU counts PostgreSQL's processes too.
+
 Phase 4 (CPU, always run): ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the
 server's own CPU time (user and system, from /proc; the intake's counted until its
 inbox is empty again, so the workers' share is in it) per delivery sent. A measure of
@@ -40,7 +44,7 @@ cost rather than of capacity, so it moves little with the machine's other load.
 
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
        [--rates 100 200 400 800 1600 3200] [--step-seconds 3] [--subjects 1]
-       [--workers N] [--cpu-rate 400] [--cpu-seconds 5]
+       [--workers N] [--cpu-rate 400] [--cpu-seconds 5] [--postgres]
 """
 
 from __future__ import annotations
@@ -65,7 +69,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+import asyncpg
 from aiohttp import web
+
+from sandbox.postgres_server import create_database, start_server
 
 SECRET = "bench-secret"
 READY = "ready"
@@ -115,7 +122,7 @@ def free_port() -> int:
 # --- child side ---------------------------------------------------------------
 
 
-def serve(kind: str, port: int, workdir: Path, workers: int | None) -> None:
+def serve(kind: str, port: int, workdir: Path, workers: int | None, database: str | None) -> None:
     if kind == "bare":
 
         async def bare(request: web.Request) -> web.Response:
@@ -135,7 +142,7 @@ def serve(kind: str, port: int, workdir: Path, workers: int | None) -> None:
             app_id="1",
             private_key=private_key,
             repositories=(),
-            database=str(workdir / "bench.sqlite3"),
+            database=database or str(workdir / "bench.sqlite3"),
             reconcile_interval=0,
         )
         if workers is not None:
@@ -262,15 +269,29 @@ async def open_loop(
     return latencies, sending, time.perf_counter() - start
 
 
-async def drain(database: Path, limit: float) -> None:
+async def depth(database: Path | str) -> int:
+    """Deliveries QUEUED or RUNNING in a SQLite file or a PostgreSQL database (a URL)."""
+    if isinstance(database, Path):
+        return await asyncio.to_thread(inbox_depth, database)
+    conn = await asyncpg.connect(database)
+    try:
+        found = await conn.fetchval(
+            "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
+        )
+        return int(found)
+    finally:
+        await conn.close()
+
+
+async def drain(database: Path | str, limit: float) -> None:
     deadline = time.perf_counter() + limit
     while time.perf_counter() < deadline:
-        if await asyncio.to_thread(inbox_depth, database) == 0:
+        if await depth(database) == 0:
             return
         await asyncio.sleep(0.1)
 
 
-async def sustained(url: str, database: Path | None, args: argparse.Namespace) -> list[Step]:
+async def sustained(url: str, database: Path | str | None, args: argparse.Namespace) -> list[Step]:
     steps = []
     connector = aiohttp.TCPConnector(limit=CLIENT_CONNECTIONS)
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
@@ -279,9 +300,9 @@ async def sustained(url: str, database: Path | None, args: argparse.Namespace) -
             if database is not None:
                 await drain(database, args.drain_seconds)
             await asyncio.sleep(0.5)  # let the server settle (WAL checkpoint, GC)
-            depth_start = None if database is None else inbox_depth(database)
+            depth_start = None if database is None else await depth(database)
             latencies, sending, total = await open_loop(session, url, rate, args.step_seconds)
-            depth_end = None if database is None else inbox_depth(database)
+            depth_end = None if database is None else await depth(database)
             acked = [x for x in latencies if math.isfinite(x)]
             steps.append(
                 Step(
@@ -338,6 +359,26 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
+def tree_cpu_seconds(pids: list[int]) -> tuple[float, float]:
+    """``cpu_seconds`` summed over ``pids`` and their children (PostgreSQL's backends)."""
+    user = system = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that just ended
+        pid, parent = int(stat.parent.name), int(fields[1])
+        if pid in pids or parent in pids:
+            u, s = cpu_seconds(pid) if pid in pids else _fields_cpu(fields)
+            user, system = user + u, system + s
+    return user, system
+
+
+def _fields_cpu(fields: list[str]) -> tuple[float, float]:
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
 @dataclass(frozen=True)
 class Cpu:
     """CPU the server spent per delivery in a paced run, the intake's inbox drained."""
@@ -351,7 +392,7 @@ class Cpu:
 
 
 async def cpu_per_delivery(
-    url: str, pid: int, database: Path | None, args: argparse.Namespace
+    url: str, pids: list[int], database: Path | str | None, args: argparse.Namespace
 ) -> Cpu:
     """Phase 4: ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the server's CPU time
     (the intake's until its inbox is empty again) over the deliveries sent. Unlike the
@@ -361,11 +402,11 @@ async def cpu_per_delivery(
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         if database is not None:
             await drain(database, args.drain_seconds)
-        user, system = cpu_seconds(pid)
+        user, system = tree_cpu_seconds(pids)
         latencies, _sending, _total = await open_loop(session, url, args.cpu_rate, args.cpu_seconds)
         if database is not None:
             await drain(database, 60.0)
-        user_after, system_after = cpu_seconds(pid)
+        user_after, system_after = tree_cpu_seconds(pids)
     count = len(latencies)
     return Cpu((user_after - user) / count * 1e6, (system_after - system) / count * 1e6)
 
@@ -379,7 +420,9 @@ class Result:
     cpu: Cpu
 
 
-async def measure(kind: str, args: argparse.Namespace) -> Result:
+async def measure(kind: str, args: argparse.Namespace, postgres: Postgres | None = None) -> Result:
+    """One server under every phase; ``postgres``: the intake on that database instead of
+    a SQLite file (the database server's CPU counted with the bot's)."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = await asyncio.create_subprocess_exec(
@@ -392,6 +435,7 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
             "--workdir",
             tmp,
             *(("--workers", str(args.workers)) if args.workers is not None else ()),
+            *(("--database", postgres.url) if postgres is not None else ()),
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -407,9 +451,12 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
                 for senders in args.concurrency
             }
             latencies = sorted(await steady(url, args.rate, args.seconds))
-            database = Path(tmp) / "bench.sqlite3" if kind == "intake" else None
+            database: Path | str | None = None
+            if kind == "intake":
+                database = postgres.url if postgres else Path(tmp) / "bench.sqlite3"
             steps = await sustained(url, database, args)
-            cpu = await cpu_per_delivery(url, proc.pid, database, args)
+            pids = [proc.pid, *([postgres.server_pid] if postgres else [])]
+            cpu = await cpu_per_delivery(url, pids, database, args)
         finally:
             proc.terminate()
             await proc.wait()
@@ -417,10 +464,32 @@ async def measure(kind: str, args: argparse.Namespace) -> Result:
     return Result(per_second, statistics.median(latencies) * 1000, p99 * 1000, steps, cpu)
 
 
+@dataclass(frozen=True)
+class Postgres:
+    url: str  # the bench's own database on the server
+    server_pid: int
+
+
 async def main(args: argparse.Namespace) -> None:
     use_subjects(args.subjects)
-    bare = await measure("bare", args)
-    intake = await measure("intake", args)
+    servers = [
+        ("bare aiohttp handler", await measure("bare", args)),
+        ("followup-bot intake (SQLite)", await measure("intake", args)),
+    ]
+    if args.postgres:
+        server = start_server(durable=True)
+        try:
+            postgres = Postgres(await create_database(server.url, "bench"), server.process.pid)
+            servers.append(
+                ("followup-bot intake (PostgreSQL)", await measure("intake", args, postgres))
+            )
+        finally:
+            server.stop()
+    report(servers, args)
+
+
+def report(servers: list[tuple[str, Result]], args: argparse.Namespace) -> None:
+    bare = servers[0][1]
     print(
         f"{args.requests} deliveries of {len(BODIES[0][0])} B on {args.subjects} subject(s)"
         " per sender count; "
@@ -430,38 +499,43 @@ async def main(args: argparse.Namespace) -> None:
     head = " | ".join(f"deliveries/s, {n} senders" for n in senders)
     print(f"| server | {head} | p50 ack | p99 ack |")
     print("|---|" + "---|" * (len(senders) + 2))
-    for name, r in (("bare aiohttp handler", bare), ("followup-bot intake", intake)):
+    for name, r in servers:
         rates = " | ".join(f"{r.per_second[n]:.0f}" for n in senders)
         print(f"| {name} | {rates} | {r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms |")
-    ratios = ", ".join(
-        f"{intake.per_second[n] / bare.per_second[n]:.2f} ({n} senders)" for n in senders
-    )
-    print(f"ratio intake/bare (deliveries/s): {ratios}")
+    for name, r in servers[1:]:
+        ratios = ", ".join(
+            f"{r.per_second[n] / bare.per_second[n]:.2f} ({n} senders)" for n in senders
+        )
+        print(f"ratio {name}/bare (deliveries/s): {ratios}")
 
-    print_sustained("bare aiohttp handler", bare.steps)
-    print_sustained("followup-bot intake", intake.steps)
-    caps = {name: capacity(r.steps) for name, r in (("bare", bare), ("intake", intake))}
+    for name, r in servers:
+        print_sustained(name, r.steps)
     top = max(args.rates)
-    shown = {
-        name: (f"≥ {cap:.0f}" if cap == top else f"{cap:.0f}") + "/s" for name, cap in caps.items()
-    }
+    caps = {name: capacity(r.steps) for name, r in servers}
+    shown = ", ".join(
+        f"{name} " + (f"≥ {cap:.0f}" if cap == top else f"{cap:.0f}") + "/s"
+        for name, cap in caps.items()
+    )
     print(
         f"\nsustained capacity (p99 ack < {P99_LIMIT_MS:.0f} ms, no failure, inbox growth"
-        f" < {GROWTH_LIMIT:.0%} of the step): bare {shown['bare']}, intake {shown['intake']}"
+        f" < {GROWTH_LIMIT:.0%} of the step): {shown}"
     )
-    if caps["bare"]:
-        bound = " (bare at the top rate: a lower bound on bare)" if caps["bare"] == top else ""
-        print(f"ratio intake/bare (sustained capacity): {caps['intake'] / caps['bare']:.2f}{bound}")
+    bare_cap = caps[servers[0][0]]
+    bound = " (bare at the top rate: a lower bound on bare)" if bare_cap == top else ""
+    for name, _r in servers[1:]:
+        if bare_cap:
+            print(f"ratio {name}/bare (sustained capacity): {caps[name] / bare_cap:.2f}{bound}")
 
     print(
         f"\nserver CPU per delivery at {args.cpu_rate:.0f}/s for {args.cpu_seconds:.0f} s"
-        " (the intake's until its inbox is empty):"
+        " (an intake's until its inbox is empty; PostgreSQL's own processes included):"
     )
     print("| server | user | system | total |\n|---|---|---|---|")
-    for name, r in (("bare aiohttp handler", bare), ("followup-bot intake", intake)):
+    for name, r in servers:
         c = r.cpu
         print(f"| {name} | {c.user_us:.0f} µs | {c.system_us:.0f} µs | {c.total_us:.0f} µs |")
-    print(f"ratio bare/intake (CPU per delivery): {bare.cpu.total_us / intake.cpu.total_us:.2f}")
+    for name, r in servers[1:]:
+        print(f"ratio bare/{name} (CPU per delivery): {bare.cpu.total_us / r.cpu.total_us:.2f}")
 
 
 if __name__ == "__main__":
@@ -474,6 +548,12 @@ if __name__ == "__main__":
     parser.add_argument("--step-seconds", type=float, default=3.0)
     parser.add_argument("--drain-seconds", type=float, default=5.0)
     parser.add_argument("--subjects", type=int, default=1)
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="also the intake on PostgreSQL (a server started here, with fsync)",
+    )
+    parser.add_argument("--database", help=argparse.SUPPRESS)
     parser.add_argument("--cpu-rate", type=float, default=400.0)
     parser.add_argument("--cpu-seconds", type=float, default=5.0)
     parser.add_argument(
@@ -484,6 +564,6 @@ if __name__ == "__main__":
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.serve:
-        serve(parsed.serve, parsed.port, parsed.workdir, parsed.workers)
+        serve(parsed.serve, parsed.port, parsed.workdir, parsed.workers, parsed.database)
     else:
         asyncio.run(main(parsed))

@@ -40,6 +40,8 @@ SERVER_SETTINGS = (
     "fsync=off",
     "full_page_writes=off",
 )
+# For benchmarks that compare with SQLite's fsync before each 202: commits reach the disk.
+DURABLE_SETTINGS = ("listen_addresses=127.0.0.1", "max_connections=400")
 NO_BINARIES = (
     "PostgreSQL server binaries not found: install postgresql (pg_config --bindir must name"
     " the folder holding initdb and postgres) or set " + BINDIR_VARIABLE
@@ -76,6 +78,7 @@ class PostgresServer:
     directory: Path
     port: int
     process: subprocess.Popen[bytes]
+    settings: tuple[str, ...] = SERVER_SETTINGS
 
     @property
     def url(self) -> str:
@@ -93,15 +96,16 @@ class PostgresServer:
 
     def resume(self) -> None:
         """Start the halted server again, on the same port with the same data."""
-        self.process = _launch(self.directory, self.port)
+        self.process = _launch(self.directory, self.port, self.settings)
 
     def stop(self) -> None:
         self.halt()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start_server(*, port: int | None = None) -> PostgresServer:
-    """initdb a new cluster in a temporary directory and start it on loopback."""
+def start_server(*, port: int | None = None, durable: bool = False) -> PostgresServer:
+    """initdb a new cluster in a temporary directory and start it on loopback
+    (``durable``: with fsync, as in production; the tests' server goes without)."""
     binaries = bindir()
     directory = Path(tempfile.mkdtemp(prefix="followup-bot-pg-"))
     data, sockets = directory / "data", directory / "sockets"
@@ -117,14 +121,15 @@ def start_server(*, port: int | None = None) -> PostgresServer:
         user=user,
     )
     chosen = port if port is not None else free_port()
-    return PostgresServer(directory, chosen, _launch(directory, chosen))
+    settings = DURABLE_SETTINGS if durable else SERVER_SETTINGS
+    return PostgresServer(directory, chosen, _launch(directory, chosen, settings), settings)
 
 
-def _launch(directory: Path, port: int) -> subprocess.Popen[bytes]:
+def _launch(directory: Path, port: int, settings: tuple[str, ...]) -> subprocess.Popen[bytes]:
     binaries, data, sockets = bindir(), directory / "data", directory / "sockets"
     process = subprocess.Popen(
         [str(binaries / "postgres"), "-D", str(data), "-p", str(port), "-k", str(sockets)]
-        + [arg for setting in SERVER_SETTINGS for arg in ("-c", setting)],
+        + [arg for setting in settings for arg in ("-c", setting)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         user=_server_user(),
