@@ -10,7 +10,7 @@ own budget of points, not the REST requests), and so the hour's REST cost agains
 5,000 requests an installation may make per hour at the default interval (one tick per
 300 s).
 
-Usage: python bench/reconcile_budget.py [--pins 1,10,50,150] [--upstreams 1,5]
+Usage: python bench/reconcile_budget.py [--pins 1,10,20,50,150] [--upstreams 1,5]
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ async def main(pin_counts: list[int], upstream_counts: list[int], verbose: bool)
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pins", default="1,10,50,150")
+    parser.add_argument("--pins", default="1,10,20,50,150")
     parser.add_argument("--upstreams", default="1,5")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
