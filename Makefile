@@ -47,7 +47,7 @@ PYTEST := $(BIN)/pytest -q -n auto --dist worksteal
 # The pure modules (the editors, the config schema, the ABI audit, the routing model, tag
 # versions, the failure classes, the landing rules): every branch is tested, and the gate
 # below keeps it so.
-PURE := bot/edit/*,bot/config/*,bot/abi/*,bot/routing/*,bot/pins/versions.py,bot/retry/classify.py,bot/retry/signature.py,bot/landing/rules.py,bot/main_red/signals.py,bot/main_red/culprit.py,bot/main_red/text.py,bot/images/consumed.py,bot/images/missing.py,bot/images/text.py,bot/images/model.py,bot/registry/reference.py,bot/registry/challenge.py,bot/registry/tokens.py,bot/registry/probe.py,bot/dashboard/red_text.py
+PURE := bot/edit/*,bot/config/*,bot/abi/*,bot/routing/*,bot/pins/versions.py,bot/pins/compared.py,bot/retry/classify.py,bot/retry/signature.py,bot/landing/rules.py,bot/main_red/signals.py,bot/main_red/culprit.py,bot/main_red/text.py,bot/images/consumed.py,bot/images/missing.py,bot/images/text.py,bot/images/model.py,bot/registry/reference.py,bot/registry/challenge.py,bot/registry/tokens.py,bot/registry/probe.py,bot/dashboard/red_text.py
 # Statement coverage of bot/ and handlers/, rounded down from the measured level. The data
 # has branches too (for the pure modules), and coverage's own total then counts them, so
 # this gate reads the statements' share from the JSON report.
