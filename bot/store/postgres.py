@@ -428,10 +428,8 @@ class PostgresStore(BatchedWrites, Store):
             return None  # another replica took this subject in the same instant
         if row is None:
             return None
-        handlers = await conn.fetch(
-            "SELECT handler FROM handler_runs WHERE delivery_id = $1", row["delivery_id"]
-        )
-        return _delivery(row, handlers_done=frozenset(r["handler"] for r in handlers))
+        # The handlers already done come with the claim (one round trip less per turn).
+        return _delivery(row, handlers_done=frozenset(row["handlers_done"]))
 
     # -- inbox: reads ----------------------------------------------------------------
 

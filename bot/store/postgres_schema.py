@@ -93,7 +93,10 @@ CLAIM_SQL = f"""
     )
     UPDATE deliveries SET status = 'running', attempts = attempts + 1, claimed_by = $3
     FROM candidate WHERE deliveries.seq = candidate.seq
-    RETURNING {", ".join("deliveries." + c.strip() for c in DELIVERY_COLUMNS.split(","))}
+    RETURNING {", ".join("deliveries." + c.strip() for c in DELIVERY_COLUMNS.split(","))},
+        ARRAY(
+            SELECT h.handler FROM handler_runs AS h WHERE h.delivery_id = deliveries.delivery_id
+        ) AS handlers_done
 """
 
 # An attempt's end, on a row the settling transaction has locked and checked is not
