@@ -21,26 +21,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
 
 from bot.service.followups import sync_delivery
+from bot.store.access import Access
 from bot.store.postgres import PostgresStore
-from sandbox.harness import Harness, app_key, harness
+from bot.store.protocol import Store
+from sandbox.harness import Harness, harness
 from sandbox.ports import free_port
 from sandbox.postgres_server import create_database, start_server
+from sandbox.served import serve, serve_env
 from sandbox.vllm_shapes import CONFIG, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 
-READY_MARK = b"Running on"
-START_TIMEOUT = 60.0
 DRAIN_TIMEOUT = 1800.0
 PIN = "flash-attention"
 
@@ -60,7 +58,8 @@ def seed(env: Harness, repositories: tuple[str, ...]) -> None:
 
 
 async def queue(url: str, repositories: tuple[str, ...], count: int) -> None:
-    """``count`` pin syncs, round the repositories, queued before any replica runs."""
+    """``count`` pin syncs, round the repositories, queued before any replica runs (the
+    store that writes them creates the schema)."""
     store = PostgresStore(url)
     await store.open()
     try:
@@ -72,68 +71,18 @@ async def queue(url: str, repositories: tuple[str, ...], count: int) -> None:
         await store.close()
 
 
-def replica_env(env: Harness, key_file: Path, url: str, port: int) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "FOLLOWUP_BOT_WEBHOOK_SECRET": env.settings.webhook_secret,
-        "FOLLOWUP_BOT_APP_ID": env.settings.app_id,
-        "FOLLOWUP_BOT_PRIVATE_KEY_FILE": str(key_file),
-        "FOLLOWUP_BOT_REPOSITORIES": ",".join(env.settings.repositories),
-        "FOLLOWUP_BOT_GITHUB_API_URL": env.sandbox.base_url,
+def replica_env(env: Harness, workdir: Path, url: str) -> dict[str, str]:
+    return serve_env(env, workdir, free_port()) | {
         "FOLLOWUP_BOT_DATABASE": url,
-        "FOLLOWUP_BOT_PORT": str(port),
-        "FOLLOWUP_BOT_RECONCILE_INTERVAL": "0",
         "FOLLOWUP_BOT_LOG_LEVEL": "WARNING",
-        "PYTHONUNBUFFERED": "1",
     }
 
 
-@asynccontextmanager
-async def replica(env: dict[str, str]) -> AsyncIterator[None]:
-    """``followup-bot serve`` as a process of its own, until the context ends."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot.cli.main",
-        "serve",
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    assert proc.stdout is not None
-    output = b""
-    async with asyncio.timeout(START_TIMEOUT):
-        while READY_MARK not in output:
-            line = await proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"serve exited before it was ready:\n{output.decode()}")
-            output += line
-    drain = asyncio.create_task(_drain(proc.stdout))
-    try:
-        yield
-    finally:
-        if proc.returncode is None:
-            proc.terminate()
-        await proc.wait()
-        await drain
-
-
-async def _drain(stream: asyncio.StreamReader) -> None:
-    while await stream.readline():
-        pass
-
-
-async def unfinished(conn: asyncpg.Connection) -> int:
-    return int(
-        await conn.fetchval("SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')")
-    )
-
-
-async def drained(conn: asyncpg.Connection) -> None:
+async def drained(store: Store) -> None:
     """Return once no delivery is queued or running (the replicas are other processes)."""
     async with asyncio.timeout(DRAIN_TIMEOUT):
         while True:
-            if not await unfinished(conn):
+            if not await store.count_unfinished():
                 return
             await asyncio.sleep(0.05)
 
@@ -153,36 +102,43 @@ async def one_run(workdir: Path, server_url: str, replicas: int, args: argparse.
         seed(env, repositories)
         url = await create_database(server_url, "scaling")
         await queue(url, repositories, args.deliveries)
-        env.sandbox.faults.latency = args.latency
-        key_file = workdir / "app.pem"
-        key_file.write_text(app_key()[0])
-        conn = await asyncpg.connect(url)
+        store = PostgresStore(url, access=Access.READ)  # not a replica: it only counts
+        await store.open()
         try:
+            env.sandbox.faults.latency = args.latency
             env.sandbox.reset_log()
             async with AsyncExitStack() as stack:
                 start = time.perf_counter()
                 await asyncio.gather(
                     *(
-                        stack.enter_async_context(
-                            replica(replica_env(env, key_file, url, free_port()))
-                        )
+                        stack.enter_async_context(serve(replica_env(env, workdir, url)))
                         for _ in range(replicas)
                     )
                 )
-                await drained(conn)
+                await drained(store)
                 seconds = time.perf_counter() - start
-            row = await conn.fetchrow(
-                "SELECT COUNT(*) FILTER (WHERE status = 'done') AS done,"
-                " COALESCE(SUM(attempts), 0) AS attempts FROM deliveries"
-            )
         finally:
-            await conn.close()
+            await store.close()
+        done, attempts = await outcomes(url)
         requests = sum(
             1
             for r in env.sandbox.requests
             if r.operation_id != "apps/create-installation-access-token"
         )
-        return Run(replicas, seconds, requests, int(row["done"]), int(row["attempts"]))
+        return Run(replicas, seconds, requests, done, attempts)
+
+
+async def outcomes(url: str) -> tuple[int, int]:
+    """Deliveries done, and attempts summed over all deliveries."""
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(
+            "SELECT COUNT(*) FILTER (WHERE status = 'done') AS done,"
+            " COALESCE(SUM(attempts), 0) AS attempts FROM deliveries"
+        )
+    finally:
+        await conn.close()
+    return int(row["done"]), int(row["attempts"])
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import hmac
@@ -59,19 +60,22 @@ import json
 import math
 import os
 import socket
-import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-import asyncpg
 from aiohttp import web
 
+from bot.service.blocking import BlockingRunner
+from bot.store.access import Access
+from bot.store.open import store_for
+from bot.store.protocol import Store
 from sandbox.postgres_server import create_database, start_server
 
 SECRET = "bench-secret"
@@ -199,17 +203,6 @@ CLIENT_CONNECTIONS = 1000  # a cap on sockets only; waiting for one counts as la
 REQUEST_TIMEOUT = 15.0
 
 
-def inbox_depth(database: Path) -> int:
-    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5.0)
-    try:
-        row = conn.execute(
-            "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
-        ).fetchone()
-        return int(row[0])
-    finally:
-        conn.close()
-
-
 async def post_at(session: aiohttp.ClientSession, url: str, slot: float) -> float:
     """Latency from the delivery's timetable slot to its 202; ``inf`` if it failed."""
     data, headers = next_delivery()
@@ -269,40 +262,26 @@ async def open_loop(
     return latencies, sending, time.perf_counter() - start
 
 
-async def depth(database: Path | str) -> int:
-    """Deliveries QUEUED or RUNNING in a SQLite file or a PostgreSQL database (a URL)."""
-    if isinstance(database, Path):
-        return await asyncio.to_thread(inbox_depth, database)
-    conn = await asyncpg.connect(database)
-    try:
-        found = await conn.fetchval(
-            "SELECT COUNT(*) FROM deliveries WHERE status IN ('queued', 'running')"
-        )
-        return int(found)
-    finally:
-        await conn.close()
-
-
-async def drain(database: Path | str, limit: float) -> None:
+async def drain(inbox: Store, limit: float) -> None:
     deadline = time.perf_counter() + limit
     while time.perf_counter() < deadline:
-        if await depth(database) == 0:
+        if await inbox.count_unfinished() == 0:
             return
         await asyncio.sleep(0.1)
 
 
-async def sustained(url: str, database: Path | str | None, args: argparse.Namespace) -> list[Step]:
+async def sustained(url: str, inbox: Store | None, args: argparse.Namespace) -> list[Step]:
     steps = []
     connector = aiohttp.TCPConnector(limit=CLIENT_CONNECTIONS)
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         for rate in args.rates:
-            if database is not None:
-                await drain(database, args.drain_seconds)
+            if inbox is not None:
+                await drain(inbox, args.drain_seconds)
             await asyncio.sleep(0.5)  # let the server settle (WAL checkpoint, GC)
-            depth_start = None if database is None else await depth(database)
+            depth_start = None if inbox is None else await inbox.count_unfinished()
             latencies, sending, total = await open_loop(session, url, rate, args.step_seconds)
-            depth_end = None if database is None else await depth(database)
+            depth_end = None if inbox is None else await inbox.count_unfinished()
             acked = [x for x in latencies if math.isfinite(x)]
             steps.append(
                 Step(
@@ -352,31 +331,30 @@ def print_sustained(name: str, steps: list[Step]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """(user, system) CPU seconds a process has used so far, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _stat(path: Path) -> list[str]:
+    """The fields of a ``/proc/PID/stat`` after the command name (which may hold spaces)."""
+    return path.read_text().rsplit(")", 1)[1].split()
+
+
+def _cpu(fields: list[str]) -> tuple[float, float]:
+    """(user, system) CPU seconds from a process's stat fields."""
     tick = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def tree_cpu_seconds(pids: list[int]) -> tuple[float, float]:
-    """``cpu_seconds`` summed over ``pids`` and their children (PostgreSQL's backends)."""
+def cpu_seconds(pids: list[int]) -> tuple[float, float]:
+    """(user, system) CPU seconds used so far by ``pids`` and their children (PostgreSQL's
+    backends), from /proc (Linux)."""
     user = system = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for path in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = _stat(path)
         except OSError:
             continue  # a process that just ended
-        pid, parent = int(stat.parent.name), int(fields[1])
-        if pid in pids or parent in pids:
-            u, s = cpu_seconds(pid) if pid in pids else _fields_cpu(fields)
-            user, system = user + u, system + s
+        if int(path.parent.name) in pids or int(fields[1]) in pids:
+            more_user, more_system = _cpu(fields)
+            user, system = user + more_user, system + more_system
     return user, system
-
-
-def _fields_cpu(fields: list[str]) -> tuple[float, float]:
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 @dataclass(frozen=True)
@@ -392,7 +370,7 @@ class Cpu:
 
 
 async def cpu_per_delivery(
-    url: str, pids: list[int], database: Path | str | None, args: argparse.Namespace
+    url: str, pids: list[int], inbox: Store | None, args: argparse.Namespace
 ) -> Cpu:
     """Phase 4: ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the server's CPU time
     (the intake's until its inbox is empty again) over the deliveries sent. Unlike the
@@ -400,13 +378,13 @@ async def cpu_per_delivery(
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
     connector = aiohttp.TCPConnector(limit=CLIENT_CONNECTIONS)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-        if database is not None:
-            await drain(database, args.drain_seconds)
-        user, system = tree_cpu_seconds(pids)
+        if inbox is not None:
+            await drain(inbox, args.drain_seconds)
+        user, system = cpu_seconds(pids)
         latencies, _sending, _total = await open_loop(session, url, args.cpu_rate, args.cpu_seconds)
-        if database is not None:
-            await drain(database, 60.0)
-        user_after, system_after = tree_cpu_seconds(pids)
+        if inbox is not None:
+            await drain(inbox, 60.0)
+        user_after, system_after = cpu_seconds(pids)
     count = len(latencies)
     return Cpu((user_after - user) / count * 1e6, (system_after - system) / count * 1e6)
 
@@ -418,6 +396,26 @@ class Result:
     p99_ms: float
     steps: list[Step]
     cpu: Cpu
+
+
+@contextlib.asynccontextmanager
+async def inbox_of(
+    kind: str, postgres: Postgres | None, workdir: Path
+) -> AsyncIterator[Store | None]:
+    """The intake's inbox, read through the bot's own store opened read-only (None for
+    the bare handler, which keeps none)."""
+    if kind != "intake":
+        yield None
+        return
+    database = postgres.url if postgres else str(workdir / "bench.sqlite3")
+    blocking = BlockingRunner(max_workers=1)
+    store = store_for(database, blocking, access=Access.READ)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+        blocking.close()
 
 
 async def measure(kind: str, args: argparse.Namespace, postgres: Postgres | None = None) -> Result:
@@ -451,12 +449,10 @@ async def measure(kind: str, args: argparse.Namespace, postgres: Postgres | None
                 for senders in args.concurrency
             }
             latencies = sorted(await steady(url, args.rate, args.seconds))
-            database: Path | str | None = None
-            if kind == "intake":
-                database = postgres.url if postgres else Path(tmp) / "bench.sqlite3"
-            steps = await sustained(url, database, args)
-            pids = [proc.pid, *([postgres.server_pid] if postgres else [])]
-            cpu = await cpu_per_delivery(url, pids, database, args)
+            async with inbox_of(kind, postgres, Path(tmp)) as inbox:
+                steps = await sustained(url, inbox, args)
+                pids = [proc.pid, *([postgres.server_pid] if postgres else [])]
+                cpu = await cpu_per_delivery(url, pids, inbox, args)
         finally:
             proc.terminate()
             await proc.wait()

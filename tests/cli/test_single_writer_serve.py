@@ -17,8 +17,8 @@ from bot.cli.main import REFUSING_TO_START
 from bot.store.sqlite import DATABASE_IN_USE
 from sandbox.harness import app_key
 from sandbox.ports import free_port
+from sandbox.served import serve
 from tests.core.helpers import SECRET
-from tests.e2e.test_crash_restart import serve
 
 # Safety net only: a broken child fails the test instead of hanging it.
 SAFETY = 60.0

@@ -17,7 +17,7 @@ from typing import Literal, TypeVar
 
 from sandbox.harness import BUILDKITE_TOKEN, Harness
 from sandbox.ports import free_port
-from tests.e2e.test_crash_restart import Served, child_env, serve
+from sandbox.served import Served, serve, serve_env
 
 T = TypeVar("T")
 QUIET_TIMEOUT = 60.0
@@ -54,7 +54,7 @@ class ServedBot:
     def __init__(self, env: Harness, workdir: Path) -> None:
         self.env = env
         port = free_port()
-        self.variables = child_env(env, workdir, port)
+        self.variables = serve_env(env, workdir, port)
         env.sandbox.webhook_url = f"http://127.0.0.1:{port}/webhooks/github"
         if env.buildkite is not None:
             self.variables.update(

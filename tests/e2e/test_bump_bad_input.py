@@ -25,12 +25,17 @@ async def pin_state(env: Harness) -> dict[str, object]:
     return state
 
 
-async def test_broken_config_is_reported_and_nothing_is_written(env: Harness) -> None:
-    seed(env, config=CONFIG.replace("upstream:", "upstreem:"))
+async def start_then_merge(env: Harness) -> None:
+    """Start the bot, forget what starting asked of GitHub, then one upstream merge."""
     await env.start()
     env.sandbox.reset_log()
     await merge_upstream(env, 1)
     await env.settle()
+
+
+async def test_broken_config_is_reported_and_nothing_is_written(env: Harness) -> None:
+    seed(env, config=CONFIG.replace("upstream:", "upstreem:"))
+    await start_then_merge(env)
 
     assert writes(env) == []
     error = await env.running.services.store.get_state(Kind.CONFIG, DOWNSTREAM)
@@ -41,10 +46,7 @@ async def test_broken_config_is_reported_and_nothing_is_written(env: Harness) ->
 
 async def test_pin_the_editor_cannot_parse_is_refused_without_writes(env: Harness) -> None:
     seed(env, pin_template=PIN_TEMPLATE.replace("GIT_TAG {sha}", "GIT_TAG v${{FA_VERSION}}-{sha}"))
-    await env.start()
-    env.sandbox.reset_log()
-    await merge_upstream(env, 1)
-    await env.settle()
+    await start_then_merge(env)
 
     assert writes(env) == []
     state = await pin_state(env)
@@ -173,10 +175,7 @@ async def test_pin_ahead_of_upstream_closes_the_bump_pr(env: Harness) -> None:
 
 async def test_paused_pin_is_looked_at_but_never_changed(env: Harness) -> None:
     seed(env, config=CONFIG.replace("    owns:", "    paused: true\n    owns:"))
-    await env.start()
-    env.sandbox.reset_log()
-    await merge_upstream(env, 1)
-    await env.settle()
+    await start_then_merge(env)
 
     assert writes(env) == []
     assert (await pin_state(env))["last_result"] == Outcome.PAUSED
@@ -211,10 +210,7 @@ def _last_upstream_push(env: Harness) -> dict[str, object]:
 async def test_a_shallow_pin_is_not_given_a_commit_sha(env: Harness) -> None:
     shallow = PIN_TEMPLATE.replace("GIT_TAG {sha}", "GIT_TAG {sha}\n  GIT_SHALLOW TRUE")
     seed(env, pin_template=shallow)
-    await env.start()
-    env.sandbox.reset_log()
-    await merge_upstream(env, 1)
-    await env.settle()
+    await start_then_merge(env)
 
     assert writes(env) == []
     assert bump_pulls(env) == []
@@ -229,10 +225,7 @@ async def test_a_pin_of_another_repository_is_not_bumped_from_this_upstream(
     fork = PIN_TEMPLATE.replace(f"github.com/{UPSTREAM}", "github.com/someone/fork")
     assert fork != PIN_TEMPLATE
     seed(env, pin_template=fork)
-    await env.start()
-    env.sandbox.reset_log()
-    await merge_upstream(env, 1)
-    await env.settle()
+    await start_then_merge(env)
 
     assert writes(env) == []
     state = await pin_state(env)
@@ -279,10 +272,7 @@ async def test_a_pin_upstream_does_not_know_is_said_on_a_push(env: Harness) -> N
     seed(env)
     unknown = "f" * 40
     env.sandbox.commit(DOWNSTREAM, {PIN_FILE: PIN_TEMPLATE.format(sha=unknown)}, "Pin by hand")
-    await env.start()
-    env.sandbox.reset_log()
-    await merge_upstream(env, 1)
-    await env.settle()
+    await start_then_merge(env)
 
     assert writes(env) == []
     state = await pin_state(env)

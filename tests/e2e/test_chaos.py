@@ -28,11 +28,11 @@ import pytest
 from bot.commands.replies import MARKER_REPLY
 from sandbox.harness import BUILDKITE_TOKEN, Harness
 from sandbox.ports import free_port
+from sandbox.served import Served, serve, serve_env
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from sandbox.webhook_balancer import WebhookBalancer
 from tests.e2e.test_bump_faults import branch_pushes
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
-from tests.e2e.test_crash_restart import Served, child_env, serve
 from tests.e2e.test_landing import (
     LANDING,
     LOST_AGENT,
@@ -93,7 +93,7 @@ async def balancer() -> AsyncIterator[WebhookBalancer]:
 
 
 def replica_variables(env: Harness, workdir: Path, database: str) -> dict[str, str]:
-    variables = child_env(env, workdir, free_port())
+    variables = serve_env(env, workdir, free_port())
     variables.update(
         FOLLOWUP_BOT_DATABASE=database,
         FOLLOWUP_BOT_RETRY_BACKOFF="0.2",  # the faults are dense; backoff in seconds, not minutes
