@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import is_hypothesis_test, settings
 
 from bot.service.blocking import BlockingRunner
 from bot.store.postgres import PostgresStore
@@ -29,7 +29,28 @@ settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None
 settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
-E2E = Path(__file__).parent / "e2e"
+TESTS = Path(__file__).parent
+E2E = TESTS / "e2e"
+# The pure modules' own tests (Makefile's PURE). Their examples (Hypothesis tests aside) are
+# marked `branch_gate`: `make test` runs them first, measuring branches, and every branch of
+# the pure modules must be taken by them; every other test runs with statement coverage.
+BRANCH_GATE_DIRS = tuple(
+    TESTS / name
+    for name in (
+        "edit",
+        "config",
+        "abi",
+        "abi_log",
+        "allowlist",
+        "routing",
+        "pins",
+        "flaky",
+        "landing",
+        "main_red",
+        "images",
+        "registry",
+    )
+)
 # The longest tests by far (10 to 30 s each on two workers): handed out first so that
 # no worker is still running one of them after the others have run out of work.
 LONGEST = {
@@ -46,13 +67,27 @@ def _start_order(item: pytest.Item) -> int:
     return 1 if item.path.is_relative_to(E2E) else 2
 
 
+def _in_branch_gate(item: pytest.Item) -> bool:
+    in_dir = any(item.path.is_relative_to(directory) for directory in BRANCH_GATE_DIRS)
+    return in_dir and not is_hypothesis_test(getattr(item, "obj", None))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "branch_gate: an example test of a pure module, measured with branches"
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first, then the end-to-end tests (~80% of the suite's time, every test over
     a second), then the many short unit tests, which fill the workers' tails evenly. Only an
     order: a test missing from LONGEST still runs, and the sort is stable and the same on
-    every xdist worker, as xdist requires.
+    every xdist worker, as xdist requires. The pure modules' example tests are marked.
     """
     items.sort(key=_start_order)
+    for item in items:
+        if _in_branch_gate(item):
+            item.add_marker(pytest.mark.branch_gate)
 
 
 @pytest.fixture(scope="session")

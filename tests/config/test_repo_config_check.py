@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bot.config import messages as msg
 from bot.config.check import SUMMARY_MAIN_RED, SUMMARY_ROUTING, check_config, summarize
+from bot.config.models import RepoConfig
 from bot.config.parse import MAX_CONFIG_BYTES, parse_repo_config
 from tests.config.test_repo_config_routing import SWEEP
 
@@ -140,3 +141,31 @@ def test_main_red_is_summarized_with_the_permission_it_needs() -> None:
     summary = summarize(parse_repo_config(config))
     assert summary.endswith(f"; {SUMMARY_MAIN_RED}")
     assert "Issues: write" in SUMMARY_MAIN_RED
+
+
+def test_a_checkout_with_problems_prints_each_and_fails(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_text(DESIGN_SKETCH)
+    out, err = io.StringIO(), io.StringIO()
+    code = check_config(path, out, err, checkout=lambda config: ["pin a moved", "pin b gone"])
+    assert code == 1
+    assert err.getvalue().splitlines() == [
+        "pin a moved",
+        "pin b gone",
+        msg.MSG_CHECKOUT_FAILED.format(problems="2 problems"),
+    ]
+
+
+def test_a_checkout_as_configured_says_how_many_pins_it_found(tmp_path: Path) -> None:
+    path = tmp_path / "followup-bot.yml"
+    path.write_text(DESIGN_SKETCH)
+    out, err = io.StringIO(), io.StringIO()
+    checked: list[str] = []
+
+    def as_configured(config: RepoConfig) -> list[str]:
+        checked.extend(pin.name for pin in config.pins)
+        return []
+
+    code = check_config(path, out, err, checkout=as_configured)
+    assert (code, err.getvalue(), checked) == (0, "", ["flash-attention"])
+    assert out.getvalue().splitlines()[-1] == msg.MSG_CHECKOUT_OK.format(pins="1 pin")

@@ -22,6 +22,12 @@ def test_values_are_read() -> None:
     assert (config.landing.codeowners, config.landing.cooldown_minutes) == (True, 0)
 
 
+def test_required_check_names_are_free_text_globs() -> None:
+    config = parse_repo_config("landing:\n  required_checks: ['build / test (3.12)', 'docs*']\n")
+    assert config.landing is not None
+    assert config.landing.required_checks == ("build / test (3.12)", "docs*")
+
+
 def test_cooldown_out_of_range() -> None:
     message = msg.MSG_OUT_OF_RANGE.format(value=10081, low=0, high=MAX_COOLDOWN_MINUTES)
     assert problems_of("landing: {cooldown_minutes: 10081}\n") == [

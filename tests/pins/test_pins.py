@@ -527,6 +527,7 @@ def test_legacy_unquoted_and_escaped_arguments_parse() -> None:
         ("\n#[[ never closed\n", 2, "unterminated bracket comment"),
         ("\n\nset(X [=[ a ]]\n", 3, "unterminated bracket argument"),
         ("set(X a\n\n", 1, "unterminated command (missing ')')"),
+        ("set(X a", 1, "unterminated command (missing ')')"),  # an argument ends the text
         ("set(X)\n)\n", 2, "unexpected ')'"),
         ("set (X)\nfoo bar\n", 2, "expected '(' after 'foo'"),
     ],

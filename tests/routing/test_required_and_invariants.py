@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from bot.config.routing import RoutingConfig
 from bot.routing import checks, required
 from bot.routing.invariants import UNREADABLE, invariant_of
-from bot.routing.model import route
+from bot.routing.model import Routes, route
 from bot.routing.problems import RoutingProblem
+from bot.routing.repo_tables import routing_problems
 from bot.routing.required import needs_cuda, required_problems
 from bot.routing.tables import default_tables
 from sandbox.vllm_ci_tree import AUDIT_KEY, vllm_ci_files
@@ -104,3 +106,17 @@ def test_the_image_problems_point_at_the_device_line() -> None:
         (6, "cuda-required"),
         (6, "cuda-required"),
     ]
+
+
+def test_a_repositorys_routing_problems_are_the_models_then_the_required_steps() -> None:
+    unreadable = RoutingProblem("x.yaml", 1, 1, "cannot read", fatal=True)
+    routed = routes("depends_on: [image-build]\nsteps:\n" + AUDIT + "    device: cpu-small\n")
+    with_unreadable = Routes(routed.steps, (unreadable,))
+    config = RoutingConfig(required_keys=("audit",))
+    found = routing_problems(with_unreadable, config, default_tables())
+    assert found[0] == unreadable
+    assert [problem.message for problem in found[1:]] == problems_of(
+        AUDIT + "    device: cpu-small\n"
+    )
+    assert with_unreadable.fatal
+    assert not routed.fatal
