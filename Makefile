@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick lint typecheck pytest bench clean
+.PHONY: demo test quick lint typecheck pytest pytest-pure pytest-rest bench clean
 
 # Compiled modules are kept (__pycache__, ignored by git) even where the environment says
 # otherwise: the suite starts over a hundred Python processes (pytest's workers, the fork
@@ -27,7 +27,7 @@ demo: $(STAMP)
 # .mypy_cache mypy takes ~8 s of one core, which then overlaps the tests' collection.
 # --output-sync=line keeps each line whole; either failing fails `make test`.
 test: lint
-	$(MAKE) --no-print-directory -j2 --output-sync=line typecheck pytest
+	$(MAKE) --no-print-directory -j3 --output-sync=line typecheck pytest
 
 # Local work: ruff, mypy and the fast tests, without coverage. It skips tests/e2e (the
 # bot end to end through the stand-ins), tests/sandbox (the GitHub stand-in itself) and
@@ -63,14 +63,18 @@ LINE_GATE := 96
 # (COVERAGE_CORE=sysmon, Python 3.12+; on 3.11 coverage says so and uses the tracer).
 # coverage cannot combine the two kinds of data: tools/coverage_lines.py merges their lines
 # for the statement gate.
-pytest: $(STAMP)
-	COVERAGE_FILE=.coverage.pure $(PYTEST) -m branch_gate --cov --cov-branch --cov-report=
-	COVERAGE_FILE=.coverage.rest COVERAGE_CORE=sysmon $(PYTEST) -m 'not branch_gate' \
-		--cov --cov-report=
+pytest: pytest-pure pytest-rest
 	$(BIN)/python tools/coverage_lines.py .coverage.lines .coverage.pure .coverage.rest
 	$(BIN)/coverage report --data-file=.coverage.lines --fail-under=$(LINE_GATE)
 	$(BIN)/coverage report --data-file=.coverage.pure --include='$(PURE)' --omit=$(NOT_PURE) \
 		--fail-under=100
+
+pytest-pure: $(STAMP)
+	COVERAGE_FILE=.coverage.pure $(PYTEST) -m branch_gate --cov --cov-branch --cov-report=
+
+pytest-rest: $(STAMP)
+	COVERAGE_FILE=.coverage.rest COVERAGE_CORE=sysmon $(PYTEST) -m 'not branch_gate' \
+		--cov --cov-report=
 
 bench: $(STAMP)
 	$(BIN)/python bench/bump_latency.py
