@@ -144,10 +144,9 @@ def parse_ls_tree(out: bytes) -> list[TreeEntry]:
     return entries
 
 
-def _parse_numstat(out: bytes) -> list[tuple[int, int]]:
+def _numstat_counts(fields: list[str]) -> list[tuple[int, int]]:
     """``(additions, deletions)`` per file of ``diff-tree -z --numstat`` (binary: 0, 0)."""
     counts: list[tuple[int, int]] = []
-    fields = out.decode().split("\0")
     i = 0
     while i < len(fields):
         record = fields[i]
@@ -162,34 +161,32 @@ def _parse_numstat(out: bytes) -> list[tuple[int, int]]:
     return counts
 
 
-def parse_diff(numstat: bytes, raw: bytes) -> list[FileDiff]:
-    """Files of ``diff-tree -z --raw`` with the line counts of the same ``--numstat``."""
-    counts = _parse_numstat(numstat)
-    diffs: list[FileDiff] = []
-    items = raw.decode().split("\0")
+def parse_diff(out: bytes) -> list[FileDiff]:
+    """Files of ``diff-tree -z --raw --numstat``: one process prints every file's raw record
+    (``:``, modes, shas and status, then its path, or two for a rename or copy) and after
+    them every file's line counts, in the same order. Paths are taken by position, so a
+    path that starts with ``:`` is never read as a record."""
+    items = out.decode().split("\0")
+    records: list[tuple[str, str, str | None, str]] = []
     j = 0
-    while j < len(items):
-        meta = items[j]
-        if not meta.startswith(":"):
-            j += 1
-            continue
-        _, _, _, new_sha, letter = meta[1:].split(" ")
+    while j < len(items) and items[j].startswith(":"):
+        _, _, _, new_sha, letter = items[j][1:].split(" ")
         kind = letter[0]
         if kind in "RC":
-            previous, filename = items[j + 1], items[j + 2]
+            records.append((kind, new_sha, items[j + 1], items[j + 2]))
             j += 3
         else:
-            previous, filename = None, items[j + 1]
+            records.append((kind, new_sha, None, items[j + 1]))
             j += 2
-        additions, deletions = counts[len(diffs)] if len(diffs) < len(counts) else (0, 0)
-        diffs.append(
-            FileDiff(
-                filename=filename,
-                status=_DIFF_STATUS.get(kind, "changed"),
-                additions=additions,
-                deletions=deletions,
-                blob_sha=None if kind == "D" else new_sha,
-                previous_filename=previous,
-            )
+    counts = _numstat_counts(items[j:])
+    return [
+        FileDiff(
+            filename=filename,
+            status=_DIFF_STATUS.get(kind, "changed"),
+            additions=counts[n][0] if n < len(counts) else 0,
+            deletions=counts[n][1] if n < len(counts) else 0,
+            blob_sha=None if kind == "D" else new_sha,
+            previous_filename=previous,
         )
-    return diffs
+        for n, (kind, new_sha, previous, filename) in enumerate(records)
+    ]

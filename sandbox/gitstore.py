@@ -377,6 +377,5 @@ class GitStore:
 
     def diff(self, full_name: str, old: str, new: str) -> list[FileDiff]:
         """Files changed between two commits or trees, with line counts (binary counts as 0)."""
-        numstat = self._git(full_name, "diff-tree", "-r", "-z", "-M", "--numstat", old, new)
-        raw = self._git(full_name, "diff-tree", "-r", "-z", "-M", "--raw", old, new)
-        return parse_diff(numstat.stdout, raw.stdout)
+        args = ("diff-tree", "-r", "-z", "-M", "--raw", "--numstat", old, new)
+        return parse_diff(self._git(full_name, *args).stdout)

@@ -10,6 +10,7 @@ import pytest
 
 from sandbox import git_batch
 from sandbox.git_batch import BatchReader
+from sandbox.git_files import FileContent
 from sandbox.git_objects import GitError, Identity
 from sandbox.gitstore import GitStore
 
@@ -25,7 +26,7 @@ def store(tmp_path: Path) -> GitStore:
     return store
 
 
-def commit(store: GitStore, files: dict[str, str | None], parents: list[str]) -> str:
+def commit(store: GitStore, files: dict[str, FileContent | None], parents: list[str]) -> str:
     base = store.read_commit(REPO, parents[0]).tree if parents else None
     tree = store.write_files(REPO, base, dict(files))
     return store.commit_tree(REPO, tree, parents, "m", WHO, WHO)
