@@ -38,18 +38,11 @@ def position(node: Node) -> Position:
     return Position(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader's composer, noting where each alias is used."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.alias_marks: list[yaml.Mark] = []
-
-    def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            self.alias_marks.append(event.start_mark)
-        return super().compose_node(parent, index)
+# libyaml's parser and composer where PyYAML has them (its wheels do): composing vLLM's CI
+# tree took 44 ms in Python and 3.5 ms in C. Marks count characters in both.
+_Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)
 
 
 def compose(file: str, text: str) -> tuple[Node | None, list[RoutingProblem]]:
@@ -58,29 +51,55 @@ def compose(file: str, text: str) -> tuple[Node | None, list[RoutingProblem]]:
     if tab >= 0:
         return None, [RoutingProblem(file, *_place(text, tab), MSG_TAB, fatal=True)]
     try:
-        loader = _Loader(text)  # the reader checks every character up front: no mark
+        # Every character is checked up front and placed by its index in the text (libyaml
+        # would place it by its byte in UTF-8).
+        yaml.reader.Reader(text)
+        nodes = _documents(text)
     except yaml.reader.ReaderError as exc:
         message = MSG_SYNTAX.format(problem=exc.reason)
         return None, [RoutingProblem(file, *_place(text, exc.position), message, fatal=True)]
-    try:
-        nodes = _documents(loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         message = MSG_SYNTAX.format(problem=exc.problem or exc.context)
         return None, [RoutingProblem(file, line, column, message, fatal=True)]
-    finally:
-        loader.dispose()
-    problems = _shape_problems(file, nodes, loader.alias_marks)
+    problems = _shape_problems(file, nodes, _alias_places(text) if _aliased(nodes) else [])
     return (nodes[0] if not problems else None), problems
 
 
-def _documents(loader: _Loader) -> list[Node]:
+def _documents(text: str) -> list[Node]:
+    loader = _Loader(text)
     nodes: list[Node] = []
-    while loader.check_node():
-        # get_node is None only at the end of the stream, which check_node ruled out.
-        nodes.append(loader.get_node())  # type: ignore[arg-type]
+    try:
+        while loader.check_node():
+            # get_node is None only at the end of the stream, which check_node ruled out.
+            nodes.append(loader.get_node())  # type: ignore[arg-type]
+    finally:
+        loader.dispose()
     return nodes
+
+
+def _aliased(nodes: list[Node]) -> bool:
+    """Whether an alias was composed: it is the anchored node itself, met a second time."""
+    seen: set[int] = set()
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, SequenceNode):
+            pending.extend(node.value)
+        elif isinstance(node, MappingNode):
+            pending.extend(part for pair in node.value for part in pair)
+    return False
+
+
+def _alias_places(text: str) -> list[Position]:
+    """Where each alias is used (the composed nodes only know where their anchor is)."""
+    events = yaml.parse(text, Loader=_Loader)
+    marks = [event.start_mark for event in events if isinstance(event, yaml.AliasEvent)]
+    return [Position(mark.line + 1, mark.column + 1) for mark in marks if mark is not None]
 
 
 def _place(text: str, index: int) -> tuple[int, int]:
@@ -88,15 +107,14 @@ def _place(text: str, index: int) -> tuple[int, int]:
     return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def _shape_problems(file: str, nodes: list[Node], aliases: list[yaml.Mark]) -> list[RoutingProblem]:
+def _shape_problems(file: str, nodes: list[Node], aliases: list[Position]) -> list[RoutingProblem]:
     if not nodes:
         return [RoutingProblem(file, 1, 1, MSG_NO_DOCUMENT, fatal=True)]
     if len(nodes) > 1:
         where = position(nodes[1])
         return [RoutingProblem(file, where.line, where.column, MSG_MANY_DOCUMENTS, fatal=True)]
     problems = [
-        RoutingProblem(file, mark.line + 1, mark.column + 1, MSG_ALIAS, fatal=True)
-        for mark in aliases
+        RoutingProblem(file, place.line, place.column, MSG_ALIAS, fatal=True) for place in aliases
     ]
     problems.extend(_key_problems(file, nodes[0]))
     return problems
@@ -105,8 +123,12 @@ def _shape_problems(file: str, nodes: list[Node], aliases: list[yaml.Mark]) -> l
 def _key_problems(file: str, root: Node) -> list[RoutingProblem]:
     problems: list[RoutingProblem] = []
     pending = [root]
+    seen: set[int] = set()
     while pending:
         node = pending.pop()
+        if id(node) in seen:
+            continue  # an alias (perhaps of a node that holds it): walked where anchored
+        seen.add(id(node))
         if isinstance(node, SequenceNode):
             pending.extend(node.value)
         elif isinstance(node, MappingNode):

@@ -28,6 +28,8 @@ def fatal(job: str) -> list[RoutingProblem]:
             5,
             yaml_nodes.MSG_ALIAS,
         ),
+        ("steps: &s [*s]\n", 1, 12, yaml_nodes.MSG_ALIAS),  # holds itself: refused, no loop
+        ("steps:\n  - label: &l t\n    key: *l\n", 3, 10, yaml_nodes.MSG_ALIAS),
         ("steps:\n  - label: t\n    <<: {key: x}\n", 3, 5, yaml_nodes.MSG_MERGE_KEY),
         (
             "steps:\n  - label: t\n    label: u\n",
@@ -69,6 +71,8 @@ def test_a_syntax_error_is_refused_with_its_place() -> None:
 def test_a_character_yaml_refuses_is_placed() -> None:
     [problem] = fatal("steps:\n  - label: \x07\n")
     assert (problem.line, problem.column) == (2, 12)
+    [problem] = fatal("steps:\n  - label: é\x07\n")
+    assert (problem.line, problem.column) == (2, 13)  # characters, not UTF-8 bytes
     assert problem.message.startswith(yaml_nodes.MSG_SYNTAX.format(problem=""))
 
 
