@@ -72,9 +72,8 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from bot.service.blocking import BlockingRunner
+from bot.cli.store_access import opened_store
 from bot.store.access import Access
-from bot.store.open import store_for
 from bot.store.protocol import Store
 from sandbox.postgres_server import create_database, start_server
 
@@ -408,14 +407,8 @@ async def inbox_of(
         yield None
         return
     database = postgres.url if postgres else str(workdir / "bench.sqlite3")
-    blocking = BlockingRunner(max_workers=1)
-    store = store_for(database, blocking, access=Access.READ)
-    await store.open()
-    try:
+    async with opened_store(database, Access.READ) as store:
         yield store
-    finally:
-        await store.close()
-        blocking.close()
 
 
 async def measure(kind: str, args: argparse.Namespace, postgres: Postgres | None = None) -> Result:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -29,19 +30,26 @@ ERROR = "error: {message}"
 DATABASE_ERROR = "{path}: {error}"
 
 
-async def with_store(
-    database: str | Path, access: Access, work: Callable[[Store], Awaitable[T]]
-) -> T:
-    """``work`` on the database (a SQLite file or a PostgreSQL URL), opened as ``access``
-    and closed afterwards."""
+@asynccontextmanager
+async def opened_store(database: str | Path, access: Access) -> AsyncIterator[Store]:
+    """The database (a SQLite file or a PostgreSQL URL) opened as ``access``, with a thread
+    of its own for SQLite, and closed when the block ends."""
     blocking = BlockingRunner(max_workers=1)
     store = store_for(str(database), blocking, access=access)
     try:
         await store.open()
-        return await work(store)
+        yield store
     finally:
         await store.close()
         blocking.close()
+
+
+async def with_store(
+    database: str | Path, access: Access, work: Callable[[Store], Awaitable[T]]
+) -> T:
+    """``work`` on the database, opened as ``access`` and closed afterwards."""
+    async with opened_store(database, access) as store:
+        return await work(store)
 
 
 def emit(out: TextIO, text: str) -> None:
