@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -171,10 +172,17 @@ def _pull_request_id(node: str) -> int | None:
     return int(ident) if kind == "PullRequest" and ident.isdigit() else None
 
 
+@functools.cache
+def _schema() -> GraphQLSchema:
+    # Building the schema from its text took ~20 ms, and every test makes a stand-in. The
+    # schema holds no resolvers (they come in as the root value), so one serves them all.
+    return build_schema(SCHEMA_SDL)
+
+
 class GraphQLEndpoint:
     def __init__(self, sandbox: GitHubSandbox) -> None:
         self.sb = sandbox
-        self.schema: GraphQLSchema = build_schema(SCHEMA_SDL)
+        self.schema = _schema()
         self.repositories = RepositoryResolver(sandbox)
 
     # -- HTTP -------------------------------------------------------------------------------

@@ -160,9 +160,34 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag.removeprefix(_YAML_TAG) if tag.startswith(_YAML_TAG) else tag
 
 
+# libyaml's parser and composer where PyYAML has them (its wheels do): the same nodes and
+# marks (they count characters in both), several times faster.
+_Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)
+# libyaml refuses nesting past its own limit (1000 levels) with this problem; PyYAML's
+# Python parser runs out of stack instead (RecursionError). Both say MSG_TOO_DEEP.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
+def _nodes(text: str) -> Node | None:
+    try:
+        return yaml.compose(text, Loader=_Loader)
+    except MarkedYAMLError as exc:
+        if exc.problem == _LIBYAML_TOO_DEEP:
+            raise RecursionError(exc.problem) from None
+    # libyaml words its errors its own way: PyYAML's Python parser finds the same mistake at
+    # the same place and says it in the words maintainers have been shown so far (only a
+    # file with a mistake is read twice).
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 def _compose(text: str, filename: str) -> Node | None:
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        # Characters YAML refuses are found up front, by their index in the text (libyaml
+        # would count bytes of UTF-8).
+        yaml.reader.Reader(text)
+        return _nodes(text)
     except MarkedYAMLError as exc:
         problem = exc.problem or "invalid YAML"
         if exc.context:

@@ -45,13 +45,14 @@ def make_app_jwt(app_id: str, private_key: str, now: float) -> str:
         "exp": issued + JWT_VALID_FOR_SECONDS,
         "iss": app_id,
     }
-    return jwt.encode(claims, _signing_key(private_key), algorithm="RS256")
+    return jwt.encode(claims, signing_key(private_key), algorithm="RS256")
 
 
 @functools.cache
-def _signing_key(private_key: str) -> RSAPrivateKey:
-    # Loading an RSA key checks its consistency (~15 ms of CPU): once per key, rather than
-    # on the event loop for every JWT, as PyJWT does when handed the PEM text.
+def signing_key(private_key: str) -> RSAPrivateKey:
+    """The App's key from its PEM text, loaded once per process (a bad key is not kept)."""
+    # Loading an RSA key checks its consistency (~15-45 ms of CPU): once per key, rather
+    # than on the event loop for every JWT, as PyJWT does when handed the PEM text.
     key = load_pem_private_key(private_key.encode(), password=None)
     if not isinstance(key, RSAPrivateKey):
         raise PermanentError(NOT_AN_RSA_KEY.format(kind=type(key).__name__))

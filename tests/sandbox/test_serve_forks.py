@@ -9,9 +9,16 @@ from pathlib import Path
 
 from bot.cli.discover import EXIT_USAGE
 from bot.cli.main import version
+from bot.github.auth import signing_key
 from sandbox.harness import app_key
 from sandbox.ports import free_port
-from sandbox.serve_forks import FORKS, ForkedProcess
+from sandbox.serve_forks import (
+    APP_KEY_FILE_VARIABLE,
+    APP_KEY_VARIABLE,
+    FORKS,
+    ForkedProcess,
+    load_app_key,
+)
 
 ENV = {"PATH": os.environ.get("PATH", "")}
 
@@ -75,3 +82,29 @@ async def test_starts_from_several_event_loops_share_one_fork_server() -> None:
     assert first.pid != second.pid
     await asyncio.gather(output(first), output(second))
     assert (first.returncode, second.returncode) == (0, 0)
+
+
+def test_the_app_key_is_loaded_once_for_every_child_and_a_bad_one_is_left_to_them(
+    tmp_path: Path,
+) -> None:
+    good, bad = tmp_path / "app.pem", tmp_path / "bad.pem"
+    good.write_text(app_key()[0])
+    bad.write_text("-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n")
+    signing_key.cache_clear()
+
+    load_app_key({APP_KEY_FILE_VARIABLE: str(good)})
+    load_app_key({APP_KEY_VARIABLE: app_key()[0]})  # the same key given inline
+    load_app_key({APP_KEY_FILE_VARIABLE: str(bad)})
+    load_app_key({APP_KEY_FILE_VARIABLE: str(tmp_path / "missing.pem")})
+    load_app_key({})
+
+    info = signing_key.cache_info()
+    assert (info.currsize, info.hits) == (1, 1)  # only the good key, checked once
+
+
+async def test_a_child_given_a_bad_key_still_starts_and_says_so(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pem"
+    bad.write_text("-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n")
+    process = await FORKS.start(["--version"], {**ENV, APP_KEY_FILE_VARIABLE: str(bad)})
+    assert (await output(process)).decode().split() == ["followup-bot", version()]
+    assert process.returncode == 0
