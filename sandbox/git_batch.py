@@ -5,12 +5,15 @@ Starting git costs ~1.6 ms of CPU, and the stand-in read objects one process at 
 ``git_reads`` had answered the repeated ones. Here each repository keeps one ``cat-file``
 process and asks it a line at a time.
 
-Only *content-addressed* names are asked (a full sha, ``sha^{commit}``, ``sha:path``):
-their answer can never change, while a long-lived process might answer a branch name
-from refs it read earlier. Objects written since the process started are found (git
-looks for new packs when an object is missing). A repository's process ends when the
-store is closed or when more than ``MAX_PROCESSES`` repositories have one (the least
-recently used ends).
+Content-addressed names (a full sha, ``sha^{commit}``, ``sha:path``) have answers that
+never change. Ref names (``refs/heads/main``, ``refs/tags/v1^{commit}``) are asked too:
+git reads a loose ref's file on every lookup and takes ``packed-refs`` again when its
+stat changes (it caches loose refs only to list them, which nothing here asks), so the
+answer is the one a new process would give. ``tests/sandbox/test_git_batch.py`` moves,
+deletes and packs a branch between asks to hold it to that. Objects written since the
+process started are found (git looks for new packs when an object is missing). A
+repository's process ends when the store is closed or when more than ``MAX_PROCESSES``
+repositories have one (the least recently used ends).
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ output into them. Pure functions of their input: no git process runs here.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 _IDENT_RE = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<ts>-?\d+) (?P<tz>[+-]\d{4})$")
@@ -115,21 +114,6 @@ def parse_tag(sha: str, raw: bytes) -> TagInfo:
         raise GitError(f"malformed tag object {sha}")
     tagger = _parse_identity(fields["tagger"]) if "tagger" in fields else None
     return TagInfo(sha, fields["object"], fields["type"], fields["tag"], tagger, message)
-
-
-def parse_commit_batch(shas: Sequence[str], out: bytes) -> list[CommitInfo]:
-    """The commits ``git cat-file --batch`` printed for ``shas``, in that order."""
-    commits: list[CommitInfo] = []
-    pos = 0
-    for sha in shas:
-        newline = out.index(b"\n", pos)
-        header = out[pos:newline].decode().split()
-        if len(header) != 3 or header[1] != "commit":
-            raise GitError(f"{sha} is not a commit")
-        size = int(header[2])
-        commits.append(parse_commit(sha, out[newline + 1 : newline + 1 + size]))
-        pos = newline + 1 + size + 1
-    return commits
 
 
 def parse_ls_tree(out: bytes) -> list[TreeEntry]:

@@ -30,7 +30,6 @@ from sandbox.git_objects import (
     TreeChange,
     TreeEntry,
     parse_commit,
-    parse_commit_batch,
     parse_diff,
     parse_ls_tree,
 )
@@ -156,7 +155,7 @@ class GitStore:
 
     def resolve_commit(self, full_name: str, rev: str) -> str | None:
         """A branch name, tag name, full ref or sha → commit sha; None when unknown."""
-        if rev.startswith("-") or not rev:
+        if rev.startswith("-") or not rev or "\n" in rev:
             return None
         candidates = [rev] if rev.startswith("refs/") else [f"refs/heads/{rev}", f"refs/tags/{rev}"]
         if is_sha(rev):
@@ -165,16 +164,9 @@ class GitStore:
         if re.fullmatch(r"[0-9a-f]{7,39}", rev):
             candidates.append(rev)
         for candidate in candidates:
-            proc = self._git(
-                full_name,
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                f"{candidate}^{{commit}}",
-                ok_codes=(0, 1, 128),
-            )
-            if proc.returncode == 0:
-                return proc.stdout.decode().strip()
+            info = self._objects.info(self.path(full_name), f"{candidate}^{{commit}}")
+            if info is not None:
+                return info.sha
         return None
 
     def hash_blob(self, full_name: str, data: bytes) -> str:
@@ -204,13 +196,9 @@ class GitStore:
         return parse_commit(sha, self._object(full_name, sha, "commit"))
 
     def read_commits(self, full_name: str, shas: Sequence[str]) -> list[CommitInfo]:
-        """Many commits through one ``cat-file --batch`` process (list-commits, compare)."""
-        if not shas:
-            return []
-        out = self._git(
-            full_name, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode()
-        ).stdout
-        return parse_commit_batch(shas, out)
+        """Many commits (list-commits, compare), each asked of the repository's long-lived
+        ``cat-file`` (``git_batch``): a page of 20 took a process of its own, ~2,000 a run."""
+        return [self.read_commit(full_name, sha) for sha in shas]
 
     def ls_tree(self, full_name: str, tree: str, *, recursive: bool = False) -> list[TreeEntry]:
         args = ["ls-tree", "-z", "-l"] + (["-r", "-t"] if recursive else []) + [tree]
@@ -305,8 +293,15 @@ class GitStore:
     # -- refs -------------------------------------------------------------------------------
 
     def get_ref(self, full_name: str, ref: str) -> str | None:
-        proc = self._git(full_name, "rev-parse", "--verify", "--quiet", ref, ok_codes=(0, 1, 128))
-        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+        """The sha ``ref`` (a full name, ``refs/...``) points at, unpeeled; None if none.
+
+        Asked of the repository's long-lived ``cat-file`` (``git_batch`` says why its
+        answer is as fresh as a new process's): ~2,900 ``rev-parse`` processes a run.
+        """
+        if not ref.startswith("refs/") or "\n" in ref:
+            return None
+        info = self._objects.info(self.path(full_name), ref)
+        return None if info is None else info.sha
 
     def list_refs(self, full_name: str, prefix: str = "refs/") -> dict[str, str]:
         out = self._out(full_name, "for-each-ref", "--format=%(refname) %(objectname)", prefix)

@@ -12,7 +12,7 @@ from sandbox import git_batch
 from sandbox.git_batch import BatchReader
 from sandbox.git_files import FileContent
 from sandbox.git_objects import GitError, Identity
-from sandbox.gitstore import GitStore
+from sandbox.gitstore import ZERO_SHA, GitStore
 
 REPO = "octo/batch"
 WHO = Identity("A", "a@example.com", 1_700_000_000)
@@ -115,4 +115,36 @@ def test_threads_share_one_reader(store: GitStore) -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+    store.close()
+
+
+def test_a_ref_asked_again_is_where_it_was_last_moved_deleted_or_packed(store: GitStore) -> None:
+    # The ref answers come from the same long-lived reader; each must be what a new
+    # process would say, however quickly the ref moves (same second, same file size).
+    commits = [commit(store, {"a.txt": f"{n}\n"}, []) for n in range(5)]
+    ref, before = "refs/heads/main", None
+    for step in range(200):
+        target = commits[step % len(commits)]
+        assert store.update_ref(REPO, ref, target, before or ZERO_SHA)
+        assert store.get_ref(REPO, ref) == target
+        assert store.resolve_commit(REPO, "main") == target
+        before = target
+        if step % 7 == 0:
+            assert store.delete_ref(REPO, ref, target)
+            assert store.get_ref(REPO, ref) is None
+            assert store.resolve_commit(REPO, "main") is None
+            before = None
+        if step % 50 == 0:
+            store.run(store.path(REPO), "pack-refs", "--all")  # the ref moves into packed-refs
+    store.close()
+
+
+def test_names_that_are_no_full_ref_have_none(store: GitStore) -> None:
+    first = commit(store, {"a.txt": "1\n"}, [])
+    assert store.update_ref(REPO, "refs/heads/main", first, ZERO_SHA)
+    assert store.get_ref(REPO, "refs/heads/main") == first
+    for name in ("main", first, "refs/heads/main\nrefs/heads/x", "refs/heads/no-such"):
+        assert store.get_ref(REPO, name) is None
+    assert store.resolve_commit(REPO, "main\nx") is None
+    assert store.resolve_commit(REPO, first[:10]) == first  # an abbreviated sha
     store.close()
