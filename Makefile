@@ -42,14 +42,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# One worker per core. An idle worker takes queued tests from a busy one (worksteal; the
-# default split left one worker running alone for the last ~100 s), and tests/conftest.py
-# hands out the longest tests first.
 # The tests' temporary files (git repositories, databases: ~100k files a run) go to a RAM
 # file system where there is one: on disk, making and removing them was half the suite's
 # system time (tools/ram_tmpdir.py). `make test TEST_TMPDIR=` leaves TMPDIR as it is.
 TEST_TMPDIR ?= $(shell $(PYTHON) tools/ram_tmpdir.py)
-PYTEST = $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/pytest -q -n auto --dist worksteal
+PYTEST_ONE = $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/pytest -q
+# One worker per core. An idle worker takes queued tests from a busy one (worksteal; the
+# default split left one worker running alone for the last ~100 s), and tests/conftest.py
+# hands out the longest tests first.
+PYTEST = $(PYTEST_ONE) -n auto --dist worksteal
 
 # The pure modules (the editors, the config schema, the ABI audit, the routing model, tag
 # versions, the failure classes, the landing rules): every branch is taken by their own
@@ -61,10 +62,12 @@ NOT_PURE := bot/config/load.py
 # Statement coverage of bot/ and handlers/, rounded down from the measured level.
 LINE_GATE := 96
 
-# Two parts, each on every core. The pure modules' example tests are measured with
-# branches, which needs coverage's C tracer before Python 3.14 (it slows all code down
-# ~1.5x); every other test with statements only, through sys.monitoring
-# (COVERAGE_CORE=sysmon, Python 3.12+; on 3.11 coverage says so and uses the tracer).
+# Two parts side by side. The pure modules' example tests are measured with branches,
+# which needs coverage's C tracer before Python 3.14 (it slows all code down ~1.5x); every
+# other test with statements only, through sys.monitoring (COVERAGE_CORE=sysmon, Python
+# 3.12+; on 3.11 coverage says so and uses the tracer). The pure part runs in one process:
+# its ~18 s of CPU took 28 s across two workers (their start, collection and messages),
+# and it ends long before the rest part, which has the workers.
 # coverage cannot combine the two kinds of data: tools/coverage_lines.py merges their lines
 # for the statement gate.
 pytest: pytest-pure pytest-rest
@@ -74,7 +77,7 @@ pytest: pytest-pure pytest-rest
 		--fail-under=100
 
 pytest-pure: $(STAMP)
-	COVERAGE_FILE=.coverage.pure $(PYTEST) -m branch_gate --cov --cov-branch --cov-report=
+	COVERAGE_FILE=.coverage.pure $(PYTEST_ONE) -m branch_gate --cov --cov-branch --cov-report=
 
 pytest-rest: $(STAMP)
 	COVERAGE_FILE=.coverage.rest COVERAGE_CORE=sysmon $(PYTEST) -m 'not branch_gate' \
