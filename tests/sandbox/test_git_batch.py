@@ -148,3 +148,11 @@ def test_names_that_are_no_full_ref_have_none(store: GitStore) -> None:
     assert store.resolve_commit(REPO, "main\nx") is None
     assert store.resolve_commit(REPO, first[:10]) == first  # an abbreviated sha
     store.close()
+
+
+def test_a_repository_that_does_not_exist_has_no_refs_and_no_objects(tmp_path: Path) -> None:
+    store = GitStore(tmp_path / "git")
+    assert store.get_ref("no/such", "refs/heads/main") is None
+    assert store.resolve_commit("no/such", "main") is None
+    assert store.object_type("no/such", "0" * 40) is None
+    store.close()
