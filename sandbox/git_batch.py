@@ -103,9 +103,9 @@ class BatchReader:
     def _ask(self, git_dir: Path, command: str, name: str) -> tuple[ObjectInfo | None, bytes]:
         if "\n" in name or not name:
             raise ValueError(f"cannot ask git cat-file for {name!r}")
-        if not git_dir.is_dir():
-            return None, b""  # no repository (never made, or removed): nothing in it
         with self._lock:
+            if git_dir not in self._processes and not git_dir.is_dir():
+                return None, b""  # no repository (never made, or removed): nothing in it
             try:
                 return self._process(git_dir).ask(command, name)
             except (BrokenPipeError, ValueError):

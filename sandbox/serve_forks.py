@@ -35,8 +35,6 @@ import traceback
 from pathlib import Path
 
 READY = b"zygote ready\n"
-APP_KEY_VARIABLE = "FOLLOWUP_BOT_PRIVATE_KEY"
-APP_KEY_FILE_VARIABLE = "FOLLOWUP_BOT_PRIVATE_KEY_FILE"
 START_TIMEOUT = 60.0
 _MESSAGE_LIMIT = 1 << 20
 
@@ -110,11 +108,12 @@ def load_app_key(env: dict[str, str]) -> None:
     not load is not kept: the child meets the same error and reports it as the bot would.
     """
     from bot.github.auth import signing_key
+    from bot.service.settings import private_key_of
 
-    with contextlib.suppress(Exception):
-        key_file = env.get(APP_KEY_FILE_VARIABLE)
-        private_key = Path(key_file).read_text("utf-8") if key_file else env[APP_KEY_VARIABLE]
-        signing_key(private_key)
+    private_key = private_key_of(env)  # read as the child's settings will read it
+    if private_key is not None:
+        with contextlib.suppress(Exception):
+            signing_key(private_key)
 
 
 def _serve_forks(path: str) -> None:

@@ -357,6 +357,14 @@ class Settings:
         return settings
 
 
+def private_key_of(env: Mapping[str, str]) -> str | None:
+    """The App's private key as ``Settings.from_env`` reads it from ``env`` (inline, with
+    ``\\n`` escapes, or from its file); None where it would refuse it."""
+    reader = _Reader(env)
+    key = reader.private_key()
+    return None if reader.problems else key
+
+
 class _Invalid(ValueError):
     """A parser's complaint, formatted by ``_Reader`` with the variable name."""
 

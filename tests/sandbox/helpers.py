@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -10,10 +9,10 @@ from typing import Any
 
 import aiohttp
 import jwt
-from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from github import Auth, Github
 from multidict import CIMultiDict
+
+from bot.github.auth import signing_key
 
 APP_ID = "4242"
 INSTALLATION_ID = 77
@@ -56,16 +55,7 @@ class Receiver:
 
 def app_jwt(private_pem: str, now: float, *, app_id: str = APP_ID, lifetime: int = 540) -> str:
     claims = {"iat": int(now) - 60, "exp": int(now) + lifetime, "iss": app_id}
-    return jwt.encode(claims, _private_key(private_pem), algorithm="RS256")
-
-
-@functools.cache
-def _private_key(private_pem: str) -> RSAPrivateKey:
-    # Handed the PEM text, PyJWT loads and checks the key for every token (~45 ms of CPU):
-    # the sandbox tests sign one per test.
-    key = load_pem_private_key(private_pem.encode(), password=None)
-    assert isinstance(key, RSAPrivateKey)
-    return key
+    return jwt.encode(claims, signing_key(private_pem), algorithm="RS256")
 
 
 @dataclass

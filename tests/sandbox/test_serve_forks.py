@@ -13,14 +13,13 @@ from bot.github.auth import signing_key
 from sandbox.harness import app_key
 from sandbox.ports import free_port
 from sandbox.serve_forks import (
-    APP_KEY_FILE_VARIABLE,
-    APP_KEY_VARIABLE,
     FORKS,
     ForkedProcess,
     load_app_key,
 )
 
 ENV = {"PATH": os.environ.get("PATH", "")}
+KEY, KEY_FILE = "FOLLOWUP_BOT_PRIVATE_KEY", "FOLLOWUP_BOT_PRIVATE_KEY_FILE"
 
 
 async def output(process: ForkedProcess) -> bytes:
@@ -92,10 +91,10 @@ def test_the_app_key_is_loaded_once_for_every_child_and_a_bad_one_is_left_to_the
     bad.write_text("-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n")
     signing_key.cache_clear()
 
-    load_app_key({APP_KEY_FILE_VARIABLE: str(good)})
-    load_app_key({APP_KEY_VARIABLE: app_key()[0]})  # the same key given inline
-    load_app_key({APP_KEY_FILE_VARIABLE: str(bad)})
-    load_app_key({APP_KEY_FILE_VARIABLE: str(tmp_path / "missing.pem")})
+    load_app_key({KEY_FILE: str(good)})
+    load_app_key({KEY: app_key()[0]})  # the same key given inline
+    load_app_key({KEY_FILE: str(bad)})
+    load_app_key({KEY_FILE: str(tmp_path / "missing.pem")})
     load_app_key({})
 
     info = signing_key.cache_info()
@@ -105,6 +104,6 @@ def test_the_app_key_is_loaded_once_for_every_child_and_a_bad_one_is_left_to_the
 async def test_a_child_given_a_bad_key_still_starts_and_says_so(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pem"
     bad.write_text("-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n")
-    process = await FORKS.start(["--version"], {**ENV, APP_KEY_FILE_VARIABLE: str(bad)})
+    process = await FORKS.start(["--version"], {**ENV, KEY_FILE: str(bad)})
     assert (await output(process)).decode().split() == ["followup-bot", version()]
     assert process.returncode == 0
