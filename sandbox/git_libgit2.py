@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pygit2
@@ -142,13 +142,7 @@ def update_ref(git_dir: Path, ref: str, new: str, old: str | None) -> bool | Non
         if old is None or old == ZERO_SHA:
             repo.create_reference_direct(ref, target.id, force=old is None)
             return True
-        current = _lookup(repo, ref)
-        if not isinstance(current, pygit2.Reference):
-            return current
-        if str(current.target) != old:
-            return False
-        current.set_target(target.id)  # compare-and-swap against the value read above
-        return True
+        return _if_at(repo, ref, old, lambda current: current.set_target(target.id))
     except (pygit2.GitError, pygit2.AlreadyExistsError, KeyError, OSError):
         return False  # moved meanwhile, exists, or in the way of (or under) another ref
 
@@ -158,16 +152,25 @@ def delete_ref(git_dir: Path, ref: str, old: str) -> bool | None:
     repo = open_repository(git_dir)
     if repo is None or not _plain_ref(ref):
         return None
+    try:
+        return _if_at(repo, ref, old, lambda current: current.delete())
+    except pygit2.GitError:
+        return False
+
+
+def _if_at(
+    repo: pygit2.Repository, ref: str, old: str, act: Callable[[pygit2.Reference], None]
+) -> bool | None:
+    """``act`` on ``ref`` if it points at ``old``: whether it did; None to ask git. libgit2
+    checks again under the ref's lock that it still points where it did when read, and
+    fails if it moved meanwhile (compare-and-swap)."""
     current = _lookup(repo, ref)
     if not isinstance(current, pygit2.Reference):
         return current
     if str(current.target) != old:
         return False
-    try:
-        current.delete()  # libgit2 deletes only if it still points where it did
-        return True
-    except pygit2.GitError:
-        return False
+    act(current)
+    return True
 
 
 def _lookup(repo: pygit2.Repository, ref: str) -> pygit2.Reference | bool | None:

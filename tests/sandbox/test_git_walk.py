@@ -110,23 +110,19 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("walks")
 
 
+@pytest.mark.parametrize(
+    ("dates_go_forward", "hide"),
+    [(True, True), (False, False)],
+    ids=["dates go forward", "nothing hidden, any dates"],
+)
 @WALKS
-@given(data=st.data(), history=histories(dates_go_forward=True))
-def test_lists_what_git_lists_when_dates_go_forward(
-    root: Path, data: st.DataObject, history: History
+@given(data=st.data())
+def test_lists_what_git_lists(
+    root: Path, data: st.DataObject, dates_go_forward: bool, hide: bool
 ) -> None:
+    history = data.draw(histories(dates_go_forward=dates_go_forward))
     git_dir, shas = written(root, history)
-    ask = data.draw(asks(history, hide=True))
-    assert walk(git_dir, shas, ask) == git_rev_list(git_dir, shas, ask)
-
-
-@WALKS
-@given(data=st.data(), history=histories(dates_go_forward=False))
-def test_lists_what_git_lists_when_nothing_is_hidden_whatever_the_dates(
-    root: Path, data: st.DataObject, history: History
-) -> None:
-    git_dir, shas = written(root, history)
-    ask = data.draw(asks(history, hide=False))
+    ask = data.draw(asks(history, hide=hide))
     assert walk(git_dir, shas, ask) == git_rev_list(git_dir, shas, ask)
 
 
