@@ -7,9 +7,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pygit2.enums import ConfigLevel
 
 from sandbox import git_libgit2
 from sandbox.git_objects import GitError, Identity
@@ -302,3 +304,12 @@ def test_revisions_that_are_not_commit_shas_are_left_to_git(store: GitStore) -> 
     assert git_libgit2.merge_base(git_dir, a, tree) is None
     assert git_libgit2.is_ancestor(git_dir, "main", a) is None
     assert store.is_ancestor(REPO, a, a)
+
+
+def test_libgit2_reads_no_configuration_but_the_stores_empty_home(store: GitStore) -> None:
+    """As the store's git processes (HOME is its empty folder, no system file): a
+    developer's global `core.logAllRefUpdates` or hooks never change what libgit2 writes."""
+    home = str(store.root / ".git-home")
+    for level in (ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL):
+        assert pygit2.settings.search_path[level] == home
+    assert not any((store.root / ".git-home").iterdir())
