@@ -21,12 +21,14 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
-from sandbox.git_libgit2 import is_sha, open_repository
-from sandbox.git_objects import FileDiff
+from sandbox.git_libgit2 import open_repository
+from sandbox.git_objects import EMPTY_TREE_SHA, FileDiff, is_sha
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_STATUS = {DeltaStatus.ADDED: "added", DeltaStatus.DELETED: "removed"}
-_STATUS[DeltaStatus.MODIFIED] = "modified"
+_STATUS = {
+    DeltaStatus.ADDED: "added",
+    DeltaStatus.DELETED: "removed",
+    DeltaStatus.MODIFIED: "modified",
+}
 
 
 def _tree(repo: pygit2.Repository, sha: str) -> pygit2.Tree | None:
@@ -41,7 +43,7 @@ def _diff(repo: pygit2.Repository, old: str, new: str) -> pygit2.Diff | None:
     new_tree = _tree(repo, new)
     if new_tree is None:
         return None
-    if old == EMPTY_TREE:  # git knows the empty tree without storing it
+    if old == EMPTY_TREE_SHA:  # git knows the empty tree without storing it
         return new_tree.diff_to_tree(flags=flags, swap=True)
     old_tree = _tree(repo, old)
     return None if old_tree is None else old_tree.diff_to_tree(new_tree, flags=flags)

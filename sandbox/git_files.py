@@ -78,15 +78,17 @@ def tree_import(scratch: str, base_tree: str | None, edits: Sequence[TreeEdit]) 
     """
     blobs: list[bytes] = []
     lines: list[bytes] = []
+    marks = 0
     for edit in edits:
         path = fast_import_path(edit.path)
         if edit.mode is None:
             lines.append(b"D %s\n" % path)
             continue
         if isinstance(edit.content, bytes):
-            blobs += [b"blob\nmark :%d\ndata %d\n" % (len(blobs) // 3 + 1, len(edit.content))]
-            blobs += [edit.content, b"\n"]
-            target = b":%d" % (len(blobs) // 3)
+            marks += 1
+            blobs += [b"blob\nmark :%d\ndata %d\n" % (marks, len(edit.content)), edit.content]
+            blobs.append(b"\n")
+            target = b":%d" % marks
         else:
             target = str(edit.content).encode()
         lines.append(b"M %s %s %s\n" % (edit.mode.encode(), target, path))

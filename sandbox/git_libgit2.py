@@ -26,11 +26,9 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import ConfigLevel, ObjectType, ReferenceType
 
-from sandbox.git_objects import Identity
+from sandbox.git_objects import ZERO_SHA, Identity, is_sha
 from sandbox.git_walk import Walked, listed
 
-_SHA = re.compile(r"[0-9a-f]{40}")
-ZERO_SHA = "0" * 40
 # Ref names both git and libgit2 accept as they are (tests/sandbox/test_git_libgit2.py
 # checks them against `git check-ref-format`); any other name goes to git.
 _PLAIN_REF = re.compile(r"refs(/[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*)+")
@@ -60,12 +58,8 @@ def open_repository(git_dir: Path) -> pygit2.Repository | None:
         return None
 
 
-def is_sha(text: str) -> bool:
-    return bool(_SHA.fullmatch(text))
-
-
 def _commit(repo: pygit2.Repository, sha: str) -> pygit2.Commit | None:
-    if not _SHA.fullmatch(sha):
+    if not is_sha(sha):
         return None
     found = repo.get(sha)
     return found if isinstance(found, pygit2.Commit) else None
@@ -106,7 +100,7 @@ def commit_tree(
     if len(set(parents)) != len(parents):
         return None  # git drops a repeated parent (with a warning); libgit2 keeps it
     repo = open_repository(git_dir)
-    if repo is None or not _SHA.fullmatch(tree) or not isinstance(repo.get(tree), pygit2.Tree):
+    if repo is None or not is_sha(tree) or not isinstance(repo.get(tree), pygit2.Tree):
         return None
     found = [_commit(repo, parent) for parent in parents]
     if any(commit is None for commit in found):
@@ -131,7 +125,7 @@ def hash_blob(git_dir: Path, data: bytes) -> str | None:
 def update_ref(git_dir: Path, ref: str, new: str, old: str | None) -> bool | None:
     """``git update-ref ref new [old]``: whether it moved; None where git must do it."""
     repo = open_repository(git_dir)
-    if repo is None or not _plain_ref(ref) or not _SHA.fullmatch(new):
+    if repo is None or not _plain_ref(ref) or not is_sha(new):
         return None
     target = repo.get(new)
     if target is None:

@@ -10,8 +10,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# The sha no object has (a ref that must not exist yet) and the empty tree's, which git
+# knows without storing it.
+ZERO_SHA = "0" * 40
+EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_SHA_RE = re.compile(r"[0-9a-f]{40}")
 _IDENT_RE = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<ts>-?\d+) (?P<tz>[+-]\d{4})$")
 _DIFF_STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied"}
+
+
+def is_sha(value: str) -> bool:
+    """A full object name: 40 lowercase hexadecimal digits, nothing around them."""
+    return bool(_SHA_RE.fullmatch(value))
 
 
 class GitError(Exception):

@@ -27,10 +27,10 @@ import pygit2
 from pygit2.enums import FileMode
 
 from sandbox.git_files import TreeEdit
-from sandbox.git_libgit2 import is_sha, open_repository
+from sandbox.git_libgit2 import open_repository
+from sandbox.git_objects import EMPTY_TREE_SHA, is_sha
 
 MAX_NEW_BLOBS = 100  # fast-import's default unpackLimit
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _MODES = {
     "100644": (FileMode.BLOB, pygit2.Blob),
     "100755": (FileMode.BLOB_EXECUTABLE, pygit2.Blob),
@@ -103,7 +103,7 @@ def edited_tree(git_dir: Path, base_tree: str | None, edits: Sequence[TreeEdit])
     root = _Directory(repo, base if isinstance(base, pygit2.Tree) else None)
     for edit in edits:
         parts = edit.path.split("/")
-        if edit.mode is None or (edit.mode, edit.content) == ("040000", EMPTY_TREE):
+        if edit.mode is None or (edit.mode, edit.content) == ("040000", EMPTY_TREE_SHA):
             # fast-import reads "an empty directory here" as "nothing here": a drop.
             root.drop(parts)
             continue

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
-from sandbox.git_objects import Identity
+from sandbox.git_objects import EMPTY_TREE_SHA, ZERO_SHA, Identity
 from sandbox.git_tags import TAGS
 from sandbox.github_auth import AppAuth
 from sandbox.github_check_runs import CheckRunOps
@@ -44,7 +44,7 @@ from sandbox.github_state import (
 )
 from sandbox.github_tag_push import tag_push
 from sandbox.github_webhooks import RecordedDelivery, WebhookSender
-from sandbox.gitstore import EMPTY_TREE_SHA, ZERO_SHA, GitStore
+from sandbox.gitstore import GitStore
 
 if TYPE_CHECKING:
     from sandbox.contract import Contract

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.contract import load_webhook_example
-from sandbox.git_objects import CommitInfo, FileDiff
+from sandbox.git_objects import ZERO_SHA, CommitInfo, FileDiff
 from sandbox.github_json import GitHubJson
 from sandbox.github_json_base import JSON, iso
 from sandbox.github_state import Repo, User
-from sandbox.gitstore import ZERO_SHA
 
 PUSH_COMMITS_CAP = 20  # GitHub lists at most 20 commits in a push payload
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sandbox.git_objects import CommitInfo, Identity
+from sandbox.git_objects import ZERO_SHA, CommitInfo, Identity
 from sandbox.github_events import PushedCommit
 from sandbox.github_http import VALIDATION_FAILED, ApiError, not_found
 from sandbox.github_json import PullStats
 from sandbox.github_json_base import JSON, noreply_email
 from sandbox.github_state import WRITE_LEVELS, Issue, Repo, User
 from sandbox.github_statuses import required_check_blocker
-from sandbox.gitstore import ZERO_SHA
 
 if TYPE_CHECKING:
     from sandbox.github_core import GitHubCore

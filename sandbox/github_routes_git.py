@@ -7,10 +7,9 @@ import binascii
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sandbox.git_objects import Identity, TreeChange
+from sandbox.git_objects import ZERO_SHA, Identity, TreeChange, is_sha
 from sandbox.github_http import ApiError, Call, Reply, Router, not_found
 from sandbox.github_state import User
-from sandbox.gitstore import ZERO_SHA, is_sha
 
 if TYPE_CHECKING:
     from sandbox.github_server import GitHubSandbox

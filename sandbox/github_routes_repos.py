@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sandbox.git_objects import EMPTY_TREE_SHA, is_sha
 from sandbox.github_checks import DEFAULT_CONTEXT
 from sandbox.github_http import ApiError, Call, Reply, Router, not_found, paginate, per_page
 from sandbox.github_state import LEGACY_PERMISSION
-from sandbox.gitstore import EMPTY_TREE_SHA, is_sha
 
 if TYPE_CHECKING:
     from sandbox.github_server import GitHubSandbox

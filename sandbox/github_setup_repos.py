@@ -15,10 +15,9 @@ from typing import Any
 
 from sandbox import git_import
 from sandbox.git_files import FileContent
-from sandbox.git_objects import Identity
+from sandbox.git_objects import ZERO_SHA, Identity
 from sandbox.github_core import GitHubCore
 from sandbox.github_state import PERMISSION_LEVELS, Installation, Repo
-from sandbox.gitstore import ZERO_SHA
 
 
 class RepoSetup(GitHubCore):

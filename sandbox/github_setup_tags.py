@@ -19,11 +19,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sandbox.git_objects import Identity
+from sandbox.git_objects import ZERO_SHA, Identity
 from sandbox.git_tags import TAGS, check_tag_name, write_tag
 from sandbox.github_core import GitHubCore
 from sandbox.github_state import Release, Repo, User, newest_first
-from sandbox.gitstore import ZERO_SHA
 
 DEFAULT_TAGGER = ("Ada Lovelace", "ada@example.com")
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox.git_objects import CommitInfo
+from sandbox.git_objects import EMPTY_TREE_SHA, ZERO_SHA, CommitInfo
 from sandbox.git_tags import peel_commit
 from sandbox.github_events import PUSH_COMMITS_CAP, PushedCommit
-from sandbox.gitstore import EMPTY_TREE_SHA, ZERO_SHA, GitStore
+from sandbox.gitstore import GitStore
 
 
 @dataclass(frozen=True)

@@ -38,20 +38,13 @@ from sandbox.git_objects import (
     Identity,
     TreeChange,
     TreeEntry,
+    is_sha,
     parse_commit,
     parse_diff,
     parse_ls_tree,
 )
 from sandbox.git_reads import ReadCache
 from sandbox.git_tree_edit import edited_tree
-
-ZERO_SHA = "0" * 40
-EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-
-
-def is_sha(value: str) -> bool:
-    return bool(_SHA_RE.match(value))
 
 
 class GitStore:
@@ -192,10 +185,9 @@ class GitStore:
     ) -> str:
         """The tree of ``base_tree`` with ``files`` written; None deletes a file or directory."""
         edits = [
-            TreeEdit(path)
-            if content is None
-            else TreeEdit(path, as_git_file(content).mode, as_git_file(content).data)
+            TreeEdit(path) if file is None else TreeEdit(path, file.mode, file.data)
             for path, content in files.items()
+            for file in [None if content is None else as_git_file(content)]
         ]
         return self._edited_tree(full_name, base_tree, edits)
 
@@ -365,14 +357,7 @@ class GitStore:
         return self._out(full_name, *args).split()
 
     def count(self, full_name: str, *revs: str, path: str | None = None) -> int:
-        if path is None:
-            listed = git_libgit2.rev_list(
-                self.path(full_name), revs, reverse=False, limit=None, skip=0
-            )
-            if listed is not None:
-                return len(listed)
-        args = ["rev-list", "--count", *revs] + (["--", path] if path else [])
-        return int(self._out(full_name, *args))
+        return len(self.rev_list(full_name, *revs, path=path))
 
     def merge_trees(self, full_name: str, base_commit: str, head_commit: str) -> str | None:
         """The tree of merging ``head_commit`` into ``base_commit``; None on a conflict."""

@@ -11,8 +11,8 @@ import pytest
 from sandbox import git_batch
 from sandbox.git_batch import BatchReader
 from sandbox.git_files import FileContent
-from sandbox.git_objects import GitError, Identity
-from sandbox.gitstore import ZERO_SHA, GitStore
+from sandbox.git_objects import ZERO_SHA, GitError, Identity
+from sandbox.gitstore import GitStore
 
 REPO = "octo/batch"
 WHO = Identity("A", "a@example.com", 1_700_000_000)

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from sandbox.git_diff import EMPTY_TREE, tree_diff
+from sandbox.git_diff import tree_diff
 from sandbox.git_files import GitFile
-from sandbox.git_objects import FileDiff, Identity, parse_diff
+from sandbox.git_objects import EMPTY_TREE_SHA, FileDiff, Identity, parse_diff
 from sandbox.gitstore import GitStore
 
 REPO = "octo/diffs"
@@ -54,7 +54,7 @@ def tree_of(store: GitStore, files: dict[str, GitFile]) -> str:
 def test_a_diff_is_the_one_git_reads(
     store: GitStore, old: dict[str, GitFile], new: dict[str, GitFile], from_empty: bool
 ) -> None:
-    before = EMPTY_TREE if from_empty else tree_of(store, old)
+    before = EMPTY_TREE_SHA if from_empty else tree_of(store, old)
     after = tree_of(store, new)
     ours = tree_diff(store.path(REPO), before, after)
     event("answered in process" if ours is not None else "left to git")

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from pygit2.enums import ConfigLevel
 
 from sandbox import git_libgit2
-from sandbox.git_objects import GitError, Identity
-from sandbox.gitstore import ZERO_SHA, GitStore
+from sandbox.git_objects import ZERO_SHA, GitError, Identity
+from sandbox.gitstore import GitStore
 
 REPO = "octo/lg2"
 WHO = Identity("A U Thor", "author@example.com", 1_700_000_000)

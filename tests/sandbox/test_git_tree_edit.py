@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sandbox.git_files import TreeEdit, imported_tree, tree_import
-from sandbox.git_objects import GitError
-from sandbox.git_tree_edit import EMPTY_TREE, MAX_NEW_BLOBS, edited_tree
+from sandbox.git_objects import EMPTY_TREE_SHA, GitError
+from sandbox.git_tree_edit import MAX_NEW_BLOBS, edited_tree
 from sandbox.gitstore import GitStore
 
 REPO = "octo/trees"
@@ -69,7 +69,7 @@ def test_the_tree_is_the_one_fast_import_builds(git_dir: Path, data: st.DataObje
     one_file = fast_import(git_dir, None, [TreeEdit("x", "100644", b"x")])
     blob = git_blob(git_dir, b"x")
     known = [f"040000 {base}", f"040000 {one_file}", f"100644 {blob}", f"120000 {blob}"]
-    known += [f"040000 {EMPTY_TREE}", f"160000 {'c' * 40}"]
+    known += [f"040000 {EMPTY_TREE_SHA}", f"160000 {'c' * 40}"]
     edits = data.draw(edit_lists(known))
     start = data.draw(st.sampled_from([None, base]))
     assert edited_tree(git_dir, start, edits) == fast_import(git_dir, start, edits)

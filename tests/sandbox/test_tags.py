@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from sandbox.git_objects import Identity
+from sandbox.git_objects import ZERO_SHA, Identity
 from sandbox.github_server import GitHubSandbox
-from sandbox.gitstore import ZERO_SHA
 
 from .helpers import REPO, RawApi, Receiver
 
