@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from cachetools import LRUCache
 
 from sandbox.git_objects import ZERO_SHA, CommitInfo, Identity
 from sandbox.github_events import PushedCommit
@@ -26,6 +29,7 @@ MERGE_METHODS = ("merge", "squash", "rebase")
 DISMISSABLE = frozenset({"APPROVED", "CHANGES_REQUESTED"})
 CANNOT_DISMISS = "Can not dismiss a {state} pull request review"
 CANNOT_DISMISS_AS = "{login} has no write access to dismiss reviews"
+STATS_REMEMBERED = 1024  # pull-request stats kept per stand-in, by the commits they count
 
 
 @dataclass(frozen=True)
@@ -71,25 +75,46 @@ def _squash_message(
     return f"{title}\n\n{details}\n" if details else f"{title}\n"
 
 
+# What a pull request's stats are computed from: the repository, whether mergeability is
+# asked (open, not merged), the base commit counted against, and the head commit.
+StatsKey = tuple[str, bool, str, str]
+
+
 class PullOps:
     def __init__(self, sandbox: GitHubCore) -> None:
         self.sandbox = sandbox
+        # Every pull request GitHub serves carries its stats (a merge, a walk and a diff);
+        # the same pull is served again and again with the same commits, and git objects
+        # never change, so stats are kept by the commits they were computed from.
+        self._stats: LRUCache[StatsKey, PullStats] = LRUCache(STATS_REMEMBERED)
+        self._stats_lock = threading.Lock()
 
     # -- computed fields --------------------------------------------------------------------
 
     def stats_sync(self, repo: Repo, issue: Issue) -> PullStats:
         pull = issue.pull
         assert pull is not None
-        store, name = self.sandbox.store, repo.full_name
-        base_head = store.get_ref(name, f"refs/heads/{pull.base_ref}") or pull.base_sha
-        mergeable: bool | None = None
-        if issue.state == "open" and not pull.merged:
-            mergeable = store.merge_trees(name, base_head, pull.head_sha) is not None
+        name = repo.full_name
+        base_head = self.sandbox.store.get_ref(name, f"refs/heads/{pull.base_ref}")
+        base_head = base_head or pull.base_sha
         # A merged PR's head is in its base; count against the base it was opened on.
         base = pull.base_sha if pull.merged else base_head
-        merge_base = store.merge_base(name, base, pull.head_sha) or base
-        commits = store.count(name, f"{base}..{pull.head_sha}")
-        files = store.diff(name, merge_base, pull.head_sha)
+        key = (name, issue.state == "open" and not pull.merged, base, pull.head_sha)
+        with self._stats_lock:
+            stats = self._stats.get(key)
+        if stats is None:
+            stats = self._computed_stats(key)
+            with self._stats_lock:
+                self._stats[key] = stats
+        return stats
+
+    def _computed_stats(self, key: StatsKey) -> PullStats:
+        name, ask_mergeable, base, head = key  # an unmerged pull's base is its base branch's head
+        store = self.sandbox.store
+        mergeable = store.merge_trees(name, base, head) is not None if ask_mergeable else None
+        merge_base = store.merge_base(name, base, head) or base
+        commits = store.count(name, f"{base}..{head}")
+        files = store.diff(name, merge_base, head)
         return PullStats(
             mergeable=mergeable,
             commits=commits,

@@ -88,7 +88,7 @@ class ServedBot:
                     await self.env.ci.flush()
                 idle = await asyncio.to_thread(_unfinished, self.database) == 0
                 rounds = rounds + 1 if idle and self._activity() == seen else 0
-                await asyncio.sleep(0.05)  # polling another process; not a timing assertion
+                await asyncio.sleep(0.01)  # polling another process; not a timing assertion
 
     def _activity(self) -> tuple[int, ...]:
         counts = [len(self.env.sandbox.requests), len(self.env.sandbox.deliveries)]

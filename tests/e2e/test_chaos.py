@@ -199,7 +199,7 @@ class Chaos:
                 rows = await inbox_rows(database)
                 idle = not [r for r in rows if r[1] in ("queued", "running")]
                 calm = calm + 1 if idle and self.activity() == seen else 0
-                await asyncio.sleep(0.2)  # polling other processes; not a timing assertion
+                await asyncio.sleep(0.05)  # polling other processes; not a timing assertion
 
     def activity(self) -> tuple[int, ...]:
         env = self.env

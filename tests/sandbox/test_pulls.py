@@ -77,6 +77,24 @@ async def test_head_sha_follows_the_branch(sandbox: GitHubSandbox, gh: GitHubAPI
     assert listed[0]["head"]["sha"] == moved
 
 
+async def test_stats_follow_the_head_and_the_base(sandbox: GitHubSandbox, gh: GitHubAPI) -> None:
+    """Stats read once are read again after either branch moves, and after a close."""
+
+    async def stats() -> tuple[object, ...]:
+        pull = await gh.getitem(f"/repos/{REPO}/pulls/1")
+        return (pull["mergeable"], pull["commits"], pull["changed_files"], pull["additions"])
+
+    await open_pull(sandbox, gh, {"a.txt": "1\n"})
+    assert await stats() == await stats() == (True, 1, 1, 1)
+    sandbox.commit(REPO, {"b.txt": "2\n3\n"}, "more", branch=BRANCH)
+    assert await stats() == (True, 2, 2, 3)
+    sandbox.commit(REPO, {"a.txt": "from main\n"}, "conflicting")
+    assert await stats() == (False, 2, 2, 3)
+    await gh.patch(f"/repos/{REPO}/pulls/1", data={"state": "closed"})
+    assert await stats() == (None, 2, 2, 3)
+    assert sandbox.violations == []
+
+
 async def test_issue_and_pull_numbers_share_a_sequence(
     sandbox: GitHubSandbox, gh: GitHubAPI
 ) -> None:
