@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +87,7 @@ class Route:
     pattern: re.Pattern[str]
 
 
+@functools.cache  # every stand-in routes the same templates
 def _compile(template: str) -> re.Pattern[str]:
     # "{name}" is one path segment; "{name+}" may span several (refs, file paths).
     parts = re.split(r"(\{[a-z_]+\+?\})", template)
@@ -96,6 +99,15 @@ def _compile(template: str) -> re.Pattern[str]:
         else:
             regex += re.escape(part)
     return re.compile(f"^{regex}$")
+
+
+@functools.cache
+def _literal_length(template: str) -> int:
+    return len(re.sub(r"\{[^}]*\}", "", template))
+
+
+def _literal_order(route: Route) -> int:
+    return -_literal_length(route.template)
 
 
 class Router:
@@ -110,9 +122,10 @@ class Router:
         handler: Handler,
         auth: AuthKind = "token",
     ) -> None:
-        self.routes.append(Route(method, template, operation_id, handler, auth, _compile(template)))
-        # Literal segments beat parameters: longer literal text is tried first.
-        self.routes.sort(key=lambda r: -len(re.sub(r"\{[^}]*\}", "", r.template)))
+        route = Route(method, template, operation_id, handler, auth, _compile(template))
+        # Literal segments beat parameters: longer literal text is tried first, and routes
+        # of equal length in the order they were added.
+        bisect.insort(self.routes, route, key=_literal_order)
 
     def find(self, method: str, raw_path: str) -> tuple[Route, dict[str, str]] | None:
         for route in self.routes:

@@ -31,6 +31,7 @@ from sandbox.git_files import (
     imported_tree,
     tree_import,
 )
+from sandbox.git_init import init_bare
 from sandbox.git_objects import (
     CommitInfo,
     FileDiff,
@@ -125,22 +126,7 @@ class GitStore:
         self._reads.forget(path)  # a repository of that name may have been removed
         self._objects.forget(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            # No template: GitHub's repositories run no hooks, and the sample hooks and
-            # files a template copies were a dozen files to write and remove per repository.
-            [
-                "git",
-                "init",
-                "--bare",
-                "--quiet",
-                "--template=",
-                f"--initial-branch={default_branch}",
-                str(path),
-            ],
-            env=self._env,
-            check=True,
-            capture_output=True,
-        )
+        init_bare(path, default_branch, self._env)
 
     # -- objects ----------------------------------------------------------------------------
 

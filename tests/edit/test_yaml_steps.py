@@ -388,6 +388,14 @@ newlines = st.sampled_from(["\n", "\r\n"])
 devices = st.sampled_from(["l4", "h100", "cpu-small", "1", "true"])
 scalars = st.one_of(devices, st.integers(-2, 8), st.booleans())
 quotes = st.sampled_from(["", "'", '"'])
+# Built once, not inside the composites: a strategy made per example is made and checked
+# again each time.
+label_comments = st.sampled_from(["", "  # 20min"])
+head_keys = st.lists(
+    st.sampled_from(sorted(["key", "timeout_in_minutes", "device", "num_devices"])), unique=True
+)
+shell_lines = st.lists(st.sampled_from(SHELL), min_size=1)
+edited_keys = st.lists(st.sampled_from(["device", "num_devices", "soft_fail", "key"]))
 
 
 @dataclass(frozen=True)
@@ -399,14 +407,14 @@ class JobFile:
 
 @st.composite
 def step_lines(draw: st.DrawFn, index: int) -> list[str]:
-    lines = [f"- label: Step {index}" + draw(st.sampled_from(["", "  # 20min"]))]
+    lines = [f"- label: Step {index}" + draw(label_comments)]
     head = {
         "key": f"step-{index}",
         "timeout_in_minutes": draw(st.integers(10, 90)),
         "device": draw(devices),
         "num_devices": draw(st.integers(1, 4)),
     }
-    for key in draw(st.lists(st.sampled_from(sorted(head)), unique=True)):
+    for key in draw(head_keys):
         quote = draw(quotes) if isinstance(head[key], str) else ""
         lines.append(f"  {key}: {quote}{head[key]}{quote}")
     if draw(st.booleans()):
@@ -415,7 +423,7 @@ def step_lines(draw: st.DrawFn, index: int) -> list[str]:
         lines += ["  source_file_dependencies:", "  - vllm/", "  - tests/lora"]
     lines += [
         "  commands:",
-        *(f"  - {c}" for c in draw(st.lists(st.sampled_from(SHELL), min_size=1))),
+        *(f"  - {c}" for c in draw(shell_lines)),
     ]
     return lines
 
@@ -447,7 +455,7 @@ def test_editing_gives_the_old_data_plus_exactly_the_changes(
 ) -> None:
     which = data.draw(st.integers(0, len(job.spans) - 1))
     start, stop = job.spans[which]
-    keys = data.draw(st.lists(st.sampled_from(["device", "num_devices", "soft_fail", "key"])))
+    keys = data.draw(edited_keys)
     values = {key: data.draw(scalars) for key in keys}
 
     edited = edit(job.text, start, values)

@@ -48,30 +48,44 @@ def _variable(dependency: str) -> str:
     return dependency.upper().replace("-", "_") + "_TAG"
 
 
+# The strategies every file and block draw from, built once: made inside the composites
+# they were built (and validated) again for every example, a fifth of these laws' time.
+INDENTS = st.sampled_from([2, 4, 8, 10])
+COMMANDS = st.sampled_from(["FetchContent_Declare", "fetchcontent_declare"])
+FORMS = st.sampled_from(["bare", "quoted", "bracket", "variable", "quoted-variable"])
+TRAILINGS = st.sampled_from(["", "  ", "\t", " # the pin"])
+REPOSITORIES = st.sampled_from(
+    [
+        "https://github.com/upstream/{name}.git",
+        "https://github.com/upstream/{name}",
+        "https://github.com/some-fork/{name}.git",
+    ]
+)
+COMMENTS = st.lists(st.sampled_from(DECOY_COMMENTS), max_size=2)
+SET_TAILS = st.sampled_from(["", " PARENT_SCOPE", ' CACHE STRING "pinned revision"'])
+# A keyword after GIT_TAG is a trap for the parser; GIT_SHALLOW is OFF here because a
+# shallow fetch cannot take the commit shas these laws write.
+AFTER_TAG = st.sampled_from(["GIT_PROGRESS TRUE", "GIT_SHALLOW OFF"])
+NAMES = st.lists(st.sampled_from(DEPENDENCIES), min_size=1, max_size=4, unique=True)
+FILLERS = st.lists(st.sampled_from(FILLER), max_size=2)
+
+
 @st.composite
 def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
     """One dependency: optional SOURCE_DIR branch, the pinned declaration, maybe a set()."""
     variable = _variable(name)
-    indent = " " * draw(st.sampled_from([2, 4, 8, 10]))
-    command = draw(st.sampled_from(["FetchContent_Declare", "fetchcontent_declare"]))
-    form = draw(st.sampled_from(["bare", "quoted", "bracket", "variable", "quoted-variable"]))
-    trailing = draw(st.sampled_from(["", "  ", "\t", " # the pin"]))
-    repository = draw(
-        st.sampled_from(
-            [
-                f"https://github.com/upstream/{name}.git",
-                f"https://github.com/upstream/{name}",
-                f"https://github.com/some-fork/{name}.git",
-            ]
-        )
-    )
-    comments = draw(st.lists(st.sampled_from(DECOY_COMMENTS), max_size=2))
+    indent = " " * draw(INDENTS)
+    command = draw(COMMANDS)
+    form = draw(FORMS)
+    trailing = draw(TRAILINGS)
+    repository = draw(REPOSITORIES).format(name=name)
+    comments = draw(COMMENTS)
 
     setter = ""
     if form in ("variable", "quoted-variable"):
         quoted_value = draw(st.booleans())
         written = f'"{value}"' if quoted_value else value
-        tail = draw(st.sampled_from(["", " PARENT_SCOPE", ' CACHE STRING "pinned revision"']))
+        tail = draw(SET_TAILS)
         setter = f"set({variable} {written}{tail})\n"
         tag = "${" + variable + "}" if form == "variable" else '"${' + variable + '}"'
     else:
@@ -85,9 +99,7 @@ def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
     ]
     if draw(st.booleans()):
         arguments.append('GIT_SUBMODULES "third-party/a" "third-party/b"')
-    # A keyword after GIT_TAG is a trap for the parser; GIT_SHALLOW is OFF here
-    # because a shallow fetch cannot take the commit shas these laws write.
-    arguments.append(draw(st.sampled_from(["GIT_PROGRESS TRUE", "GIT_SHALLOW OFF"])))
+    arguments.append(draw(AFTER_TAG))
     pinned = f"{command}(\n" + "".join(f"{indent}{a}\n" for a in arguments) + ")\n"
 
     if draw(st.booleans()):
@@ -98,11 +110,11 @@ def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
 
 @st.composite
 def cmake_files(draw: st.DrawFn) -> Generated:
-    names = draw(st.lists(st.sampled_from(DEPENDENCIES), min_size=1, max_size=4, unique=True))
+    names = draw(NAMES)
     values = {name: draw(pin_values) for name in names}
     parts = ["cmake_minimum_required(VERSION 3.26)\ninclude(FetchContent)\n"]
     for name in names:
-        parts.extend(draw(st.lists(st.sampled_from(FILLER), max_size=2)))
+        parts.extend(draw(FILLERS))
         parts.append(draw(pin_block(name, values[name])))
     text = "\n".join(parts)
     if draw(st.booleans()):
