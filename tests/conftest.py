@@ -123,9 +123,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Set the collected modules aside from the garbage collector, and let it run less
     often. Python's full collection walks every tracked object, and a worker holds the
     whole collected suite (~2,100 tests, aiohttp, pydantic, Hypothesis): the workers spent
-    ~8 s of CPU a run there. Side by side in three rounds the rest part took 91 s, 97 s
-    and 92 s against 99 s, 104 s and 95 s without it. Reference cycles made by a test are
-    still collected, later.
+    ~8 s of CPU a run there (the README's suite figures: the side-by-side rounds). Reference
+    cycles made by a test are still collected, later.
     """
     gc.collect()
     gc.freeze()
