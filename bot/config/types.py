@@ -58,8 +58,6 @@ Invariant: TypeAlias = Literal[
     "unknown-field",
     "duplicate-key",
     "missing-dependency",
-    "num-nodes-without-devices",
-    "concurrency-without-group",
     "required-optional",
 ]
 

@@ -20,13 +20,10 @@ if TYPE_CHECKING:
 MSG_UNKNOWN_FIELD = "unknown step field {field!r}: the generator drops it silently"
 MSG_UNKNOWN_DEVICE = "unknown device {device!r}: the generator routes it to {queue}"
 MSG_DEVICE_CASE = "unknown device {device!r} (device names are case-sensitive: {known!r}?)"
-MSG_NODES_WITHOUT_DEVICES = "num_nodes without num_devices"
-MSG_CONCURRENCY_PAIR = "concurrency and concurrency_group go together"
 MSG_L4_DEVICES = "device {device!r} needs an explicit num_devices from 1 to {most}"
 MSG_L4_NO_PLUGIN = "device {device!r} with no_plugin: the step would get no pod"
 MSG_MULTI_NODE_KUBERNETES = "a multi-node step on Kubernetes queue {queue}: it gets no pod"
 MSG_KUBERNETES_NO_POD = "on Kubernetes queue {queue} without the kubernetes plugin"
-MSG_AMD_COUNT = "num_devices {count} does not match AMD device {device!r} ({gpus} GPUs)"
 MSG_DUPLICATE_STEP_KEY = "duplicate step key {key!r} (first in {file}:{line})"
 MSG_UNKNOWN_DEPENDENCY = "depends_on {key!r}: no step has this key"
 MSG_NO_PRODUCER = "pulls image suffix {suffix!r}, which no build step produces"
@@ -45,25 +42,11 @@ def step_problems(step: RoutedStep, raw: RawStep, tables: RoutingTables) -> list
         RoutingProblem(raw.file, where.line, where.column, MSG_UNKNOWN_FIELD.format(field=name))
         for name, where in raw.unknown
     ]
-    problems.extend(_at(raw, name, message) for name, message in _field_problems(step, raw))
     problems.extend(_at(raw, None, message) for message in _kubernetes_problems(step, tables))
     device_problem = _device_problem(step, tables)
     if device_problem is not None:
         problems.append(_at(raw, "device", device_problem))
     return problems
-
-
-def mirror_problems(step: RoutedStep, raw: RawStep, tables: RoutingTables) -> list[RoutingProblem]:
-    """An AMD mirror's device must be known and match its ``num_devices``."""
-    device = step.device or ""
-    gpus = tables.amd_device_gpus.get(device)
-    if gpus is None:
-        return [_at(raw, "mirror", MSG_UNKNOWN_DEVICE.format(device=device, queue=step.queue))]
-    count = step.num_devices or 1
-    if count != gpus:
-        message = MSG_AMD_COUNT.format(count=count, device=device, gpus=gpus)
-        return [_at(raw, "mirror", message)]
-    return []
 
 
 def _device_problem(step: RoutedStep, tables: RoutingTables) -> str | None:
@@ -74,17 +57,6 @@ def _device_problem(step: RoutedStep, tables: RoutingTables) -> str | None:
         if name.lower() == step.device.lower():
             return MSG_DEVICE_CASE.format(device=step.device, known=name)
     return MSG_UNKNOWN_DEVICE.format(device=step.device, queue=step.queue)
-
-
-def _field_problems(step: RoutedStep, raw: RawStep) -> Iterator[tuple[str, str]]:
-    fields = raw.fields
-    if "num_nodes" in fields and "num_devices" not in fields:
-        yield "num_nodes", MSG_NODES_WITHOUT_DEVICES
-    if ("concurrency" in fields) != ("concurrency_group" in fields):
-        yield (
-            ("concurrency" if "concurrency" in fields else "concurrency_group"),
-            (MSG_CONCURRENCY_PAIR),
-        )
 
 
 def _kubernetes_problems(step: RoutedStep, tables: RoutingTables) -> Iterator[str]:

@@ -28,12 +28,9 @@ INVARIANT_OF_TEMPLATE = {
     checks.MSG_L4_NO_PLUGIN: "l4-num-devices",
     checks.MSG_UNKNOWN_DEVICE: "unknown-device",
     checks.MSG_DEVICE_CASE: "unknown-device",
-    checks.MSG_AMD_COUNT: "unknown-device",
     checks.MSG_UNKNOWN_FIELD: "unknown-field",
     checks.MSG_DUPLICATE_STEP_KEY: "duplicate-key",
     checks.MSG_UNKNOWN_DEPENDENCY: "missing-dependency",
-    checks.MSG_NODES_WITHOUT_DEVICES: "num-nodes-without-devices",
-    checks.MSG_CONCURRENCY_PAIR: "concurrency-without-group",
 }
 # Anything else the model reports (a file it could not read) is "unreadable": never
 # a warning, whatever the config says.

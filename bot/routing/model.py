@@ -6,15 +6,17 @@ suffix), ``BUILDKITE_PULL_REQUEST`` (a number, not ``false``: a PR build, which 
 ``pre-commit`` step) and ``BUILDKITE_COMMIT`` (the image tag; ``$BUILDKITE_COMMIT`` without it).
 ``RUN_ALL`` and ``NIGHTLY`` decide which steps run, not where: they do not change routes.
 
-Choices where ci-routing.md is silent:
+As the generator does (ci-routing.md, checked step for step against its outputs on vLLM's
+real trees):
 
-- A step's own ``group`` wins over its file's ``group``.
-- A file's ``depends_on`` also fills a step whose ``depends_on`` is missing or ``[]``.
-- An AMD mirror step takes the step's fields with ``mirror.amd``'s on top (``device``,
-  ``num_devices``, ``dind``...); ``dind`` defaults to true (docker-in-docker, no plugin);
-  either way it pulls no commit image. Mirror targets other than ``amd`` are reported.
+- A file's truthy ``group`` replaces every step's own; a step with neither has no group.
+- A file's truthy ``depends_on`` fills a step whose own is missing, null or ``[]``, and adds
+  the job file itself to each of the file's steps' ``source_file_dependencies``.
+- A step whose own ``device`` is an AMD GPU device, and every ``mirror.amd``, take the AMD
+  path (``bot.routing.amd``); other mirror targets are ignored by the generator (reported).
 - The ``pre-commit`` step of PR builds runs on the host (no plugin, no commit image) on the
-  ``pr_step_device`` queue; its file is ``.buildkite/ci_config.yaml`` at line 0.
+  ``pr_step_device`` queue; its file is ``.buildkite/ci_config.yaml`` at line 0; every other
+  step that waits for an image build waits for it too.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from bot.routing import rules
-from bot.routing.checks import cross_step_problems, mirror_problems, step_problems
+from bot.routing.amd import AmdRoute, is_amd_device, mirror_route, own_device_route
+from bot.routing.checks import cross_step_problems, step_problems
 from bot.routing.problems import RoutingProblem
 from bot.routing.read import CI_CONFIG, CiConfig, JobFile, RawStep, read_tree
 from bot.routing.rules import PLUGIN_KUBERNETES, Build, PodResources
@@ -31,8 +34,8 @@ from bot.routing.tables import RoutingTables
 
 COMMIT_PLACEHOLDER = "$BUILDKITE_COMMIT"
 NOT_A_PULL_REQUEST = ("", "false")
-MSG_UNKNOWN_MIRROR = "mirror target {target!r} is not known (only amd)"
-MSG_BAD_AMD_MIRROR = "mirror.amd: expected a mapping with a device"
+MSG_UNKNOWN_MIRROR = "mirror target {target!r} is not known (only amd): the generator ignores it"
+MSG_BAD_AMD_MIRROR = "mirror.amd: expected a mapping with a device (the generator refuses it)"
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,14 @@ def route(files: Mapping[str, str], *, env: Mapping[str, str], tables: RoutingTa
     steps: list[RoutedStep] = []
     for job_file in reading.job_files:
         for raw in job_file.steps:
-            step = _route_step(raw, job_file, build, images, tables)
+            step = _route_step(raw, job_file, build, images, tables, problems)
+            if step is None:
+                continue
             steps.append(step)
             problems.extend(step_problems(step, raw, tables))
             steps.extend(_mirrors(step, raw, images, build, tables, problems))
     if env.get("BUILDKITE_PULL_REQUEST", "false") not in NOT_A_PULL_REQUEST:
+        steps = [_after_pre_commit(step, tables) for step in steps]
         steps.append(_pr_step(build, tables))
     problems.extend(cross_step_problems(steps, tables))
     return Routes(tuple(steps), tuple(problems))
@@ -117,25 +123,36 @@ class _Images:
 
 
 def _route_step(
-    raw: RawStep, job_file: JobFile, build: Build, images: _Images, tables: RoutingTables
-) -> RoutedStep:
-    fields = raw.fields
+    raw: RawStep,
+    job_file: JobFile,
+    build: Build,
+    images: _Images,
+    tables: RoutingTables,
+    problems: list[RoutingProblem],
+) -> RoutedStep | None:
+    fields = dict(raw.fields)
     own_key = fields.get("key")
-    depends_on = fields.get("depends_on") or job_file.depends_on or ()
-    group = fields.get("group", job_file.group)
-    return _routed(
-        fields,
-        build,
-        images,
-        tables,
-        key=own_key if isinstance(own_key, str) else rules.derived_key(raw.label),
-        key_derived=not isinstance(own_key, str),
-        group=group if isinstance(group, str) else None,
-        file=raw.file,
-        line=raw.line,
-        device_line=_line_of(raw, "device"),
-        depends_on=tuple(str(key) for key in depends_on) if isinstance(depends_on, tuple) else (),
-    )
+    depends_on = _texts(fields.get("depends_on")) or job_file.depends_on or ()
+    if job_file.depends_on:
+        # The generator makes a change to the job file run the steps that inherit from it.
+        fields["source_file_dependencies"] = [
+            *_texts(fields.get("source_file_dependencies")),
+            job_file.path,
+        ]
+    group = job_file.group or fields.get("group") or None
+    where: dict[str, object] = {
+        "key": own_key if isinstance(own_key, str) and own_key else rules.derived_key(raw.label),
+        "key_derived": not (isinstance(own_key, str) and own_key),
+        "group": group if isinstance(group, str) else None,
+        "file": raw.file,
+        "line": raw.line,
+        "device_line": _line_of(raw, "device"),
+        "depends_on": depends_on,
+    }
+    if is_amd_device(fields.get("device"), tables):
+        amd = own_device_route(fields, depends_on, tables)
+        return _amd_routed(fields, amd, raw, build, images, tables, problems, **where)
+    return _routed(fields, build, images, tables, **where)
 
 
 def _routed(
@@ -199,48 +216,77 @@ def _mirrors(
             message = MSG_UNKNOWN_MIRROR.format(target=target)
             problems.append(RoutingProblem(raw.file, where.line, where.column, message))
     amd = mirror.get("amd")
-    if amd is None:
+    if not amd:
+        return []  # the generator makes no mirror of an empty one
+    if not isinstance(amd.get("device"), str):
+        problems.append(
+            RoutingProblem(raw.file, where.line, where.column, MSG_BAD_AMD_MIRROR, fatal=True)
+        )
         return []
-    if not isinstance(amd, dict) or not isinstance(amd.get("device"), str):
-        problems.append(RoutingProblem(raw.file, where.line, where.column, MSG_BAD_AMD_MIRROR))
-        return []
-    mirrored = _amd_step(step, raw, amd, images, build, tables)
-    problems.extend(mirror_problems(mirrored, raw, tables))
-    return [mirrored]
-
-
-def _amd_step(
-    step: RoutedStep,
-    raw: RawStep,
-    amd: Mapping[str, object],
-    images: _Images,
-    build: Build,
-    tables: RoutingTables,
-) -> RoutedStep:
-    fields = {key: value for key, value in raw.fields.items() if key != "mirror"}
-    fields.update(amd)
-    fields["label"] = tables.amd_label.format(label=step.label, device=amd["device"])
-    # Docker-in-docker runs its own containers (no plugin); native AMD steps are pods whose
-    # ROCm image is not the commit's.
-    fields["no_plugin"] = True
-    routed = _routed(
-        fields,
+    route = mirror_route(raw.fields, amd, tables)
+    mirrored = _amd_routed(
+        {**raw.fields, **amd},
+        route,
+        raw,
         build,
         images,
         tables,
+        problems,
         key=tables.amd_key_prefix + step.key,
-        group=step.group,
+        group=None,
         file=step.file,
         line=step.line,
-        depends_on=step.depends_on,
+        depends_on=route.depends_on,
         mirror_of=step.key,
+        at="mirror",
     )
-    native = amd.get("dind", raw.fields.get("dind", True)) is False
+    return [] if mirrored is None else [mirrored]
+
+
+def _amd_routed(
+    fields: Mapping[str, object],
+    amd: AmdRoute,
+    raw: RawStep,
+    build: Build,
+    images: _Images,
+    tables: RoutingTables,
+    problems: list[RoutingProblem],
+    *,
+    at: str = "device",
+    **where: object,
+) -> RoutedStep | None:
+    """An AMD step routed, or None (and a fatal problem) where the generator refuses it."""
+    if amd.refusal is not None:
+        place = raw.positions.get(at) or raw.positions.get("label")
+        line, column = (place.line, place.column) if place else (raw.line, raw.column)
+        problems.append(RoutingProblem(raw.file, line, column, amd.refusal, fatal=True))
+        return None
+    # Docker-in-docker runs its own containers (no plugin); native AMD steps are pods whose
+    # ROCm image is not the commit's: neither pulls a commit image.
+    routed = _routed(
+        {**fields, "label": amd.label, "no_plugin": True}, build, images, tables, **where
+    )
     return replace(
         routed,
-        plugin=PLUGIN_KUBERNETES if native else None,
-        gpus=tables.amd_device_gpus.get(str(amd["device"]), routed.gpus),
+        queue=amd.queue,
+        plugin=amd.plugin,
+        gpus=amd.gpus,
+        group=tables.amd_group,
+        device=amd.device,
+        num_devices=amd.num_devices,
+        num_nodes=amd.num_nodes,
+        multi_node=amd.num_nodes is not None and amd.num_nodes >= 2,
+        depends_on=amd.depends_on,
     )
+
+
+def _after_pre_commit(step: RoutedStep, tables: RoutingTables) -> RoutedStep:
+    """On a PR build a step that waits for an image build also waits for pre-commit."""
+    builds_image = tables.image_build_key in step.key
+    waits_for_image = any(tables.image_build_key in key for key in step.depends_on)
+    if builds_image or not waits_for_image or tables.pr_step_key in step.depends_on:
+        return step
+    return replace(step, depends_on=(*step.depends_on, tables.pr_step_key))
 
 
 def _pr_step(build: Build, tables: RoutingTables) -> RoutedStep:
@@ -252,7 +298,7 @@ def _pr_step(build: Build, tables: RoutingTables) -> RoutedStep:
         images,
         tables,
         key=tables.pr_step_key,
-        group=None,
+        group=tables.pr_step_group,
         file=CI_CONFIG,
         line=0,
         pr_only=True,

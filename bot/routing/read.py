@@ -1,24 +1,32 @@
-"""Read ``.buildkite/ci_config.yaml`` and the job files under its ``job_dirs``, from text.
+"""Read ``.buildkite/ci_config.yaml`` and the job files under its ``job_dirs``, from text,
+accepting and refusing what vLLM's pipeline generator accepts and refuses.
 
-``ci_config.yaml`` (choices where ci-routing.md is silent): ``job_dirs`` (required, a list of
-directories; every ``*.yaml`` below one, at any depth, is a job file: ``.yml`` is not read),
-``registries`` (the image registry), ``repositories`` (``main`` and ``premerge``),
-``run_all_patterns``, ``run_all_exclude_patterns`` and ``name``. A job file is a mapping of
-``group``, ``depends_on`` and ``steps`` (a list of step mappings, each with a ``label``).
+``ci_config.yaml``: ``name``, ``job_dirs`` (every ``*.yaml`` below one, at any depth, is a job
+file: ``.yml`` is not read), ``registries`` and ``repositories`` must be given and not empty,
+and each job directory must hold a file; ``run_all_patterns``, ``run_all_exclude_patterns`` and
+``github_repo_name`` are optional; other keys are ignored by the generator and reported here. A
+job file is a mapping of ``group``, ``depends_on`` and ``steps`` (other keys are ignored and
+reported).
 
-Fatal problems (the generator would refuse the input too): anything ``yaml_nodes.compose``
-refuses, unknown top-level or config keys, a step that is not a mapping or has no text label,
-and a known step field of the wrong type (the field is left out). Unknown step fields are not
-fatal: the generator drops them, so they are kept aside for the model to report.
+Fatal problems (the generator refuses the pipeline): YAML it cannot load, a file that is not a
+mapping, ``steps`` that is not a list, a step that is not a mapping or has no text label, a
+known step field whose value the generator's model cannot coerce (``step_fields``), a file's
+truthy ``group`` that is not text or truthy ``depends_on`` that is not a list of keys, and the
+generator's own cross-field rules (``num_nodes`` needs ``num_devices``; ``concurrency`` and
+``concurrency_group`` go together, the group not blank). Unknown step fields are dropped by the
+generator: they are kept aside for the model to report, never fatal.
+
+A null (``~``) optional field reads as missing: ``depends_on: ~`` inherits the file's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
+from bot.routing import step_fields
 from bot.routing.problems import RoutingProblem
 from bot.routing.yaml_nodes import Position, compose, construct, mapping_items, position
 
@@ -27,61 +35,35 @@ JOB_SUFFIX = ".yaml"
 
 MSG_NO_CONFIG = "no .buildkite/ci_config.yaml: the generator has nothing to read"
 MSG_NOT_A_MAPPING = "expected a mapping at the top of the file"
-MSG_UNKNOWN_CONFIG_KEY = "unknown ci_config key {key!r}"
-MSG_UNKNOWN_TOP_LEVEL = "unknown top-level key {key!r}: a job file has group, depends_on, steps"
+MSG_UNKNOWN_CONFIG_KEY = "unknown ci_config key {key!r}: the generator ignores it"
+MSG_UNKNOWN_TOP_LEVEL = (
+    "unknown top-level key {key!r}: the generator reads only group, depends_on and steps"
+)
+MSG_CONFIG_REQUIRED = "ci_config needs a non-empty {key!r}: the generator refuses the pipeline"
 MSG_NO_JOB_DIRS = "ci_config has no job_dirs: no job file is read"
+MSG_JOB_DIR_MISSING = "job directory {directory!r} holds no file: the generator refuses it"
+MSG_CONFIG_FIELD = "{key}: expected {expected}"
 MSG_STEPS_NOT_A_LIST = "steps: expected a list of steps"
 MSG_STEP_NOT_A_MAPPING = "a step must be a mapping with a label"
 MSG_NO_LABEL = "a step without a text label (the generator requires one)"
-MSG_BAD_FIELD = "{field}: expected {expected}"
+MSG_BAD_FIELD = "{field}: {reason} (the generator refuses the pipeline)"
+MSG_FILE_GROUP = "group: expected text (the generator refuses the pipeline)"
+MSG_FILE_DEPENDS_ON = (
+    "depends_on: expected a list of step keys (the generator refuses the pipeline)"
+)
+MSG_NODES_WITHOUT_DEVICES = (
+    "num_nodes without num_devices: the generator refuses the pipeline"
+)
+MSG_CONCURRENCY_PAIR = (
+    "concurrency and concurrency_group go together: the generator refuses the pipeline"
+)
+MSG_CONCURRENCY_GROUP_BLANK = "concurrency_group is blank: the generator refuses the pipeline"
 
-_EXPECTED = {
-    "str": "text",
-    "int": "a whole number",
-    "bool": "true or false",
-    "keys": "a step key or a list of step keys",
-    "texts": "a list of text",
-    "map": "a mapping",
-    "soft_fail": "true, false or a list of exit statuses",
-    "any": "anything",
-}
-
-# The kind of each known step field; a field added by table overrides is taken as it is.
-STEP_FIELD_KINDS: Mapping[str, str] = {
-    "label": "str",
-    "group": "str",
-    "key": "str",
-    "depends_on": "keys",
-    "commands": "texts",
-    "device": "str",
-    "num_devices": "int",
-    "num_nodes": "int",
-    "no_plugin": "bool",
-    "soft_fail": "soft_fail",
-    "optional": "bool",
-    "parallelism": "int",
-    "timeout_in_minutes": "int",
-    "env": "map",
-    "retry": "map",
-    "working_dir": "str",
-    "source_file_dependencies": "texts",
-    "agent_tags": "any",
-    "concurrency": "int",
-    "concurrency_group": "str",
-    "mount_buildkite_agent": "bool",
-    "no_gpu": "bool",
-    "dind": "bool",
-    "mirror": "map",
-}
-_CONFIG_KINDS: Mapping[str, str] = {
-    "name": "str",
-    "job_dirs": "texts",
-    "registries": "str",
-    "repositories": "map",
-    "run_all_patterns": "texts",
-    "run_all_exclude_patterns": "texts",
-}
-_JOB_FILE_KINDS: Mapping[str, str] = {"group": "str", "depends_on": "keys", "steps": "any"}
+_REQUIRED_CONFIG = ("name", "job_dirs", "registries", "repositories")
+_CONFIG_KEYS = frozenset(
+    {*_REQUIRED_CONFIG, "run_all_patterns", "run_all_exclude_patterns", "github_repo_name"}
+)
+_JOB_FILE_KEYS = frozenset({"group", "depends_on", "steps"})
 
 
 @dataclass(frozen=True)
@@ -95,7 +77,7 @@ class CiConfig:
 
 @dataclass(frozen=True)
 class RawStep:
-    """A step as written: its known, well-typed fields and the unknown keys it had."""
+    """A step as the generator holds it: its known fields, coerced, and its unknown keys."""
 
     file: str
     line: int
@@ -115,6 +97,7 @@ class JobFile:
     group: str | None
     depends_on: tuple[str, ...] | None
     steps: tuple[RawStep, ...]
+    depends_on_line: int | None = None  # where the file's own depends_on is written
 
 
 @dataclass(frozen=True)
@@ -124,15 +107,18 @@ class Reading:
     problems: tuple[RoutingProblem, ...]
 
 
-def read_tree(files: Mapping[str, str], step_fields: frozenset[str]) -> Reading:
+def read_tree(files: Mapping[str, str], step_fields_known: frozenset[str]) -> Reading:
     """The config and every job file it names, in path order, with every problem found."""
     if CI_CONFIG not in files:
         return Reading(None, (), (RoutingProblem(CI_CONFIG, 0, 0, MSG_NO_CONFIG, fatal=True),))
     problems: list[RoutingProblem] = []
     config = read_config(files[CI_CONFIG], problems)
+    paths = sorted(job_paths(files, config.job_dirs if config else ()))
+    if config is not None:
+        problems.extend(_missing_dirs(config.job_dirs, files))
     job_files: list[JobFile] = []
-    for path in sorted(job_paths(files, config.job_dirs if config else ())):
-        job_file = read_job_file(path, files[path], step_fields, problems)
+    for path in paths:
+        job_file = read_job_file(path, files[path], step_fields_known, problems)
         if job_file is not None:
             job_files.append(job_file)
     return Reading(config, tuple(job_files), tuple(problems))
@@ -140,8 +126,20 @@ def read_tree(files: Mapping[str, str], step_fields: frozenset[str]) -> Reading:
 
 def job_paths(files: Iterable[str], job_dirs: tuple[str, ...]) -> list[str]:
     """The paths among ``files`` the generator reads as job files."""
-    prefixes = tuple(directory.rstrip("/") + "/" for directory in job_dirs)
+    prefixes = tuple(_directory(directory) for directory in job_dirs)
     return [path for path in files if path.startswith(prefixes) and path.endswith(JOB_SUFFIX)]
+
+
+def _directory(job_dir: str) -> str:
+    return job_dir.removeprefix("./").rstrip("/") + "/"
+
+
+def _missing_dirs(job_dirs: tuple[str, ...], files: Mapping[str, str]) -> list[RoutingProblem]:
+    return [
+        RoutingProblem(CI_CONFIG, 1, 1, MSG_JOB_DIR_MISSING.format(directory=directory), True)
+        for directory in job_dirs
+        if not any(path.startswith(_directory(directory)) for path in files)
+    ]
 
 
 def job_dirs_of(ci_config: str) -> tuple[str, ...]:
@@ -155,49 +153,118 @@ def read_config(text: str, problems: list[RoutingProblem]) -> CiConfig | None:
     root = _root(CI_CONFIG, text, problems)
     if root is None:
         return None
-    values = _fields(CI_CONFIG, root, _CONFIG_KINDS.get, MSG_UNKNOWN_CONFIG_KEY, problems)[0]
-    job_dirs = values.get("job_dirs", ())
-    if not job_dirs:
-        problems.append(RoutingProblem(CI_CONFIG, 1, 1, MSG_NO_JOB_DIRS, fatal=True))
+    values: dict[str, object] = {}
+    for name, node in mapping_items(root):
+        where = position(node)
+        if name not in _CONFIG_KEYS:
+            message = MSG_UNKNOWN_CONFIG_KEY.format(key=name)
+            problems.append(RoutingProblem(CI_CONFIG, where.line, where.column, message))
+        values[name] = construct(node)
+    for name in _REQUIRED_CONFIG:
+        if not values.get(name):
+            message = MSG_NO_JOB_DIRS if name == "job_dirs" else MSG_CONFIG_REQUIRED
+            problems.append(RoutingProblem(CI_CONFIG, 1, 1, message.format(key=name), True))
+    job_dirs = _texts_or_problem(root, "job_dirs", values, problems)
     registry = values.get("registries")
     return CiConfig(
-        job_dirs=_tuple(job_dirs),
+        job_dirs=job_dirs,
         registry=registry if isinstance(registry, str) else None,
-        repositories=_mapping(values.get("repositories", {})),
-        run_all_patterns=_tuple(values.get("run_all_patterns", ())),
-        run_all_exclude_patterns=_tuple(values.get("run_all_exclude_patterns", ())),
+        repositories=_mapping(values.get("repositories")),
+        run_all_patterns=_texts_or_problem(root, "run_all_patterns", values, problems),
+        run_all_exclude_patterns=_texts_or_problem(
+            root, "run_all_exclude_patterns", values, problems
+        ),
     )
 
 
+def _texts_or_problem(
+    root: MappingNode, name: str, values: Mapping[str, object], problems: list[RoutingProblem]
+) -> tuple[str, ...]:
+    value = values.get(name)
+    if value is None:
+        return ()
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    where = position(dict(mapping_items(root))[name])
+    message = MSG_CONFIG_FIELD.format(key=name, expected="a list of text")
+    problems.append(RoutingProblem(CI_CONFIG, where.line, where.column, message, True))
+    return ()
+
+
 def read_job_file(
-    path: str, text: str, step_fields: frozenset[str], problems: list[RoutingProblem]
+    path: str, text: str, step_fields_known: frozenset[str], problems: list[RoutingProblem]
 ) -> JobFile | None:
     root = _root(path, text, problems)
     if root is None:
         return None
-    values, positions, _ = _fields(path, root, _JOB_FILE_KINDS.get, MSG_UNKNOWN_TOP_LEVEL, problems)
-    steps_node = dict(mapping_items(root)).get("steps")
-    steps: list[RawStep] = []
-    if isinstance(steps_node, SequenceNode):
-        for node in steps_node.value:
-            step = read_step(path, node, step_fields, problems)
-            if step is not None:
-                steps.append(step)
-    elif steps_node is not None:
-        where = positions["steps"]
-        problems.append(RoutingProblem(path, where.line, where.column, MSG_STEPS_NOT_A_LIST, True))
-    group = values.get("group")
-    depends_on = values.get("depends_on")
+    nodes = dict(mapping_items(root))
+    for name, node in mapping_items(root):
+        if name not in _JOB_FILE_KEYS:
+            where = position(node)
+            message = MSG_UNKNOWN_TOP_LEVEL.format(key=name)
+            problems.append(RoutingProblem(path, where.line, where.column, message))
+    steps = _steps(path, nodes.get("steps"), step_fields_known, problems)
+    if steps is None:
+        return None
+    group = _file_group(path, nodes.get("group"), problems)
+    depends_on = _file_depends_on(path, nodes.get("depends_on"), problems)
+    where = nodes.get("depends_on")
     return JobFile(
         path,
-        group if isinstance(group, str) else None,
-        _tuple(depends_on) if depends_on is not None else None,
+        group,
+        depends_on,
         tuple(steps),
+        depends_on_line=position(where).line if where is not None else None,
     )
 
 
+def _steps(
+    path: str, node: Node | None, known: frozenset[str], problems: list[RoutingProblem]
+) -> list[RawStep] | None:
+    """The file's steps (none without ``steps``); None when ``steps`` is not a list."""
+    if node is None:
+        return []
+    if not isinstance(node, SequenceNode):
+        where = position(node)
+        problems.append(RoutingProblem(path, where.line, where.column, MSG_STEPS_NOT_A_LIST, True))
+        return None
+    steps: list[RawStep] = []
+    for item in node.value:
+        step = read_step(path, item, known, problems)
+        if step is not None:
+            steps.append(step)
+    return steps
+
+
+def _file_group(path: str, node: Node | None, problems: list[RoutingProblem]) -> str | None:
+    """The file's group when it is truthy (it then replaces every step's own)."""
+    value = construct(node) if node is not None else None
+    if not value:
+        return None
+    if isinstance(value, str):
+        return value
+    where = position(node)  # type: ignore[arg-type]  # a value came from it
+    problems.append(RoutingProblem(path, where.line, where.column, MSG_FILE_GROUP, True))
+    return None
+
+
+def _file_depends_on(
+    path: str, node: Node | None, problems: list[RoutingProblem]
+) -> tuple[str, ...] | None:
+    """The file's ``depends_on`` when truthy (it then fills every step's empty one)."""
+    value = construct(node) if node is not None else None
+    if not value:
+        return None
+    coerced = step_fields.coerce("depends_on", value)
+    if coerced.error is None and isinstance(coerced.value, list):
+        return tuple(coerced.value)
+    where = position(node)  # type: ignore[arg-type]  # a value came from it
+    problems.append(RoutingProblem(path, where.line, where.column, MSG_FILE_DEPENDS_ON, True))
+    return None
+
+
 def read_step(
-    path: str, node: Node, step_fields: frozenset[str], problems: list[RoutingProblem]
+    path: str, node: Node, known: frozenset[str], problems: list[RoutingProblem]
 ) -> RawStep | None:
     where = position(node)
     if not isinstance(node, MappingNode):
@@ -205,20 +272,57 @@ def read_step(
             RoutingProblem(path, where.line, where.column, MSG_STEP_NOT_A_MAPPING, True)
         )
         return None
-
-    def kind(name: str) -> str | None:
-        return STEP_FIELD_KINDS.get(name, "any") if name in step_fields else None
-
-    values, positions, unknown = _fields(path, node, kind, None, problems)
+    values: dict[str, object] = {}
+    positions: dict[str, Position] = {}
+    unknown: list[tuple[str, Position]] = []
+    refused: list[str] = []
+    for name, value_node in mapping_items(node):
+        at = position(value_node)
+        if name not in known:
+            unknown.append((name, at))
+            continue
+        coerced = step_fields.coerce(name, construct(value_node))
+        if coerced.error is not None:
+            message = MSG_BAD_FIELD.format(field=name, reason=coerced.error)
+            problems.append(RoutingProblem(path, at.line, at.column, message, True))
+            refused.append(name)
+            continue
+        positions[name] = at
+        if coerced.value is not None:
+            values[name] = coerced.value
     if "label" not in values:
-        problems.append(RoutingProblem(path, where.line, where.column, MSG_NO_LABEL, True))
+        if "label" not in refused:  # a label that is not text is reported already
+            problems.append(RoutingProblem(path, where.line, where.column, MSG_NO_LABEL, True))
+        return None
+    rule_problems = _cross_field_problems(path, values, positions, where)
+    problems.extend(rule_problems)
+    if refused or rule_problems:
         return None
     return RawStep(path, where.line, where.column, values, positions, tuple(unknown))
 
 
+def _cross_field_problems(
+    path: str, values: Mapping[str, object], positions: Mapping[str, Position], where: Position
+) -> list[RoutingProblem]:
+    found: list[tuple[str, str]] = []
+    if values.get("num_nodes") and not values.get("num_devices"):
+        found.append(("num_nodes", MSG_NODES_WITHOUT_DEVICES))
+    if ("concurrency" in values) != ("concurrency_group" in values):
+        name = "concurrency" if "concurrency" in values else "concurrency_group"
+        found.append((name, MSG_CONCURRENCY_PAIR))
+    group = values.get("concurrency_group")
+    if isinstance(group, str) and not group.strip():
+        found.append(("concurrency_group", MSG_CONCURRENCY_GROUP_BLANK))
+    problems = []
+    for name, message in found:
+        at = positions.get(name, where)
+        problems.append(RoutingProblem(path, at.line, at.column, message, fatal=True))
+    return problems
+
+
 def _root(path: str, text: str, problems: list[RoutingProblem]) -> MappingNode | None:
-    root, refused = compose(path, text)
-    problems.extend(refused)
+    root, found = compose(path, text)
+    problems.extend(found)
     if root is None:
         return None
     if not isinstance(root, MappingNode):
@@ -226,75 +330,6 @@ def _root(path: str, text: str, problems: list[RoutingProblem]) -> MappingNode |
         problems.append(RoutingProblem(path, where.line, where.column, MSG_NOT_A_MAPPING, True))
         return None
     return root
-
-
-def _fields(
-    path: str,
-    node: MappingNode,
-    kind_of: Callable[[str], str | None],
-    unknown_message: str | None,
-    problems: list[RoutingProblem],
-) -> tuple[dict[str, object], dict[str, Position], list[tuple[str, Position]]]:
-    """Known keys' checked values and positions, and the unknown keys with theirs.
-
-    With ``unknown_message`` an unknown key is a fatal problem; without, it is returned.
-    """
-    values: dict[str, object] = {}
-    positions: dict[str, Position] = {}
-    unknown: list[tuple[str, Position]] = []
-    for name, value_node in mapping_items(node):
-        where = position(value_node)
-        kind = kind_of(name)
-        if kind is None:
-            if unknown_message is not None:
-                message = unknown_message.format(key=name)
-                problems.append(RoutingProblem(path, where.line, where.column, message, True))
-            unknown.append((name, where))
-            continue
-        value = _checked(construct(value_node), kind)
-        if value is _BAD:
-            message = MSG_BAD_FIELD.format(field=name, expected=_EXPECTED[kind])
-            problems.append(RoutingProblem(path, where.line, where.column, message, True))
-            continue
-        values[name] = value
-        positions[name] = where
-    return values, positions, unknown
-
-
-_BAD = object()
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_texts(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
-
-
-def _checked(value: object, kind: str) -> object:
-    """``value`` if it is of ``kind`` (lists as tuples, a single key as a tuple), else _BAD."""
-    checks: dict[str, Callable[[object], bool]] = {
-        "str": lambda v: isinstance(v, str),
-        "int": _is_int,
-        "bool": lambda v: isinstance(v, bool),
-        "texts": _is_texts,
-        "keys": lambda v: isinstance(v, str) or _is_texts(v),
-        "map": lambda v: isinstance(v, dict),
-        "soft_fail": lambda v: isinstance(v, bool | list),
-        "any": lambda v: True,
-    }
-    if not checks[kind](value):
-        return _BAD
-    if kind == "keys" and isinstance(value, str):
-        return (value,)
-    if kind in ("texts", "keys"):
-        return _tuple(value)
-    return value
-
-
-def _tuple(value: object) -> tuple[str, ...]:
-    return tuple(str(item) for item in value) if isinstance(value, list | tuple) else ()
 
 
 def _mapping(value: object) -> Mapping[str, object]:

@@ -2,8 +2,10 @@
 
 Choices where ci-routing.md is silent:
 
-- A derived key replaces every character that is not an ASCII letter or digit with ``-``, one
-  for one (runs are not collapsed, ends are not trimmed).
+- A step without ``key`` gets the generator's derived key (ci-routing.md, checked against its
+  outputs): lower-cased; a space, ``,``, ``+``, ``:``, ``.`` or ``/`` becomes ``-`` one for one
+  (runs are not collapsed, ends are not trimmed); ``(``, ``)`` and ``%`` are dropped; every
+  other character is kept as it is.
 - ``gpus`` is what the step asks of its agent: the Kubernetes GPU limit (``num_devices or
   1``); for docker, 0 on CPU devices or with ``no_gpu``, else ``num_devices or 1``; with no
   plugin, ``num_devices or 0`` (a multi-node step's count is per node).
@@ -13,7 +15,6 @@ Choices where ci-routing.md is silent:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,7 +23,10 @@ from bot.routing.tables import PART_NIGHTLY, AutoRetry, PodSize, RoutingTables
 PLUGIN_DOCKER = "docker"
 PLUGIN_KUBERNETES = "kubernetes"
 
-_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]")
+# What the generator does to a label to make a key: these characters become "-", these go.
+_KEY_DASHED = " ,+:./"
+_KEY_DROPPED = "()%"
+_KEY_TRANSLATION = str.maketrans(dict.fromkeys(_KEY_DASHED, "-") | dict.fromkeys(_KEY_DROPPED))
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class PodResources:
 
 
 def derived_key(label: str) -> str:
-    return _NOT_ALPHANUMERIC.sub("-", label.lower())
+    return label.lower().translate(_KEY_TRANSLATION)
 
 
 def _int(fields: Mapping[str, object], name: str) -> int | None:

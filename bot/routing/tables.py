@@ -176,9 +176,16 @@ class RoutingTables:
     amd_device_gpus: Mapping[str, int] = field(default_factory=lambda: _frozen(_amd_devices()))
     amd_key_prefix: str = "amd-"
     amd_label: str = "AMD: {label} ({device})"
+    amd_group: str = "Hardware-AMD Tests"
+    # The CUDA image build, and the AMD one that replaces it in an AMD step's depends_on.
+    image_build_key: str = "image-build"
+    amd_image_build: str = "image-build-amd"
     step_fields: frozenset[str] = STEP_FIELDS
+    # PR builds add a step that waits for the pre-commit check; every step that waits for an
+    # image build (a key containing ``image_build_key``) waits for it too.
     pr_step_key: str = "pre-commit"
-    pr_step_label: str = "pre-commit"
+    pr_step_label: str = ":github: GitHub pre-commit check"
+    pr_step_group: str = "GitHub pre-commit check"
     pr_step_device: str = "cpu-small"
 
     def known_devices(self) -> frozenset[str]:
@@ -216,9 +223,13 @@ _KINDS: Mapping[str, str] = {
     "amd_device_gpus": "map:int",
     "amd_key_prefix": "str",
     "amd_label": "str",
+    "amd_group": "str",
+    "image_build_key": "str",
+    "amd_image_build": "str",
     "step_fields": "set",
     "pr_step_key": "str",
     "pr_step_label": "str",
+    "pr_step_group": "str",
     "pr_step_device": "str",
 }
 

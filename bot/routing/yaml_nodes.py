@@ -1,9 +1,15 @@
-"""Compose one YAML document into nodes that keep their line, refusing what YAML hides.
+"""Compose one YAML document into nodes that keep their line, read as ``yaml.safe_load`` does.
 
-Refused (fatal problems): tabs anywhere (YAML forbids them in indentation and they hide
-structure elsewhere), more than one document or none, aliases and merge keys (they copy
-content from elsewhere: a step would not be what its lines say), duplicate mapping keys (YAML
-keeps the last one silently) and keys that are not plain text.
+vLLM's generator reads every job file with ``yaml.safe_load``, so what it accepts is accepted
+here too: anchors, aliases and merge keys (``<<``) are valid (vLLM's ``hardware_tests/cpu.yaml``
+shares a ``source_file_dependencies`` list through an alias), and a key written twice keeps its
+last value. Merge keys are expanded in place, as the constructor does, so a step's fields are
+what the generator sees; an aliased node is the anchored node itself, so its line is where it
+is written once.
+
+Fatal (the generator cannot read it either): YAML syntax errors, no document or more than
+one, a mapping key that is not plain text, and a node that holds itself through an alias (a
+loop no step can be made of). A key written twice in one mapping is reported, not refused.
 """
 
 from __future__ import annotations
@@ -11,21 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import yaml
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from bot.routing.problems import RoutingProblem
 
-MSG_TAB = "a tab character: indent with spaces"
 MSG_NO_DOCUMENT = "an empty file: expected a YAML mapping"
 MSG_MANY_DOCUMENTS = "a second YAML document: expected exactly one"
-MSG_ALIAS = "a YAML alias (*name): write the content out, it would hide what the step runs"
-MSG_MERGE_KEY = "a YAML merge key (<<): write the keys out, it would hide what the step runs"
 MSG_DUPLICATE_KEY = "duplicate key {key!r} (first at line {first}): YAML keeps only the last"
 MSG_KEY_NOT_TEXT = "a mapping key that is not plain text"
+MSG_RECURSIVE = "a YAML alias inside the node it names: the content never ends"
 MSG_SYNTAX = "not valid YAML: {problem}"
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+TEXT_TAG = "tag:yaml.org,2002:str"
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,8 @@ _Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
 
 
 def compose(file: str, text: str) -> tuple[Node | None, list[RoutingProblem]]:
-    """The single document's root node, or None and the fatal problems that refused it."""
-    tab = text.find("\t")
-    if tab >= 0:
-        return None, [RoutingProblem(file, *_place(text, tab), MSG_TAB, fatal=True)]
+    """The single document's root node (merge keys expanded), or None and the fatal
+    problems that refused it; non-fatal problems (duplicate keys) come with a root."""
     try:
         # Every character is checked up front and placed by its index in the text (libyaml
         # would place it by its byte in UTF-8).
@@ -59,12 +62,20 @@ def compose(file: str, text: str) -> tuple[Node | None, list[RoutingProblem]]:
         message = MSG_SYNTAX.format(problem=exc.reason)
         return None, [RoutingProblem(file, *_place(text, exc.position), message, fatal=True)]
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-        message = MSG_SYNTAX.format(problem=exc.problem or exc.context)
-        return None, [RoutingProblem(file, line, column, message, fatal=True)]
-    problems = _shape_problems(file, nodes, _alias_places(text) if _aliased(nodes) else [])
-    return (nodes[0] if not problems else None), problems
+        return None, [_marked(file, exc)]
+    if not nodes:
+        return None, [RoutingProblem(file, 1, 1, MSG_NO_DOCUMENT, fatal=True)]
+    if len(nodes) > 1:
+        where = position(nodes[1])
+        return None, [RoutingProblem(file, where.line, where.column, MSG_MANY_DOCUMENTS, True)]
+    return _expanded(file, nodes[0])
+
+
+def _marked(file: str, exc: yaml.MarkedYAMLError) -> RoutingProblem:
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+    message = MSG_SYNTAX.format(problem=exc.problem or exc.context)
+    return RoutingProblem(file, line, column, message, fatal=True)
 
 
 def _documents(text: str) -> list[Node]:
@@ -79,84 +90,98 @@ def _documents(text: str) -> list[Node]:
     return nodes
 
 
-def _aliased(nodes: list[Node]) -> bool:
-    """Whether an alias was composed: it is the anchored node itself, met a second time."""
-    seen: set[int] = set()
-    pending = list(nodes)
-    while pending:
-        node = pending.pop()
-        if id(node) in seen:
-            return True
-        seen.add(id(node))
-        if isinstance(node, SequenceNode):
-            pending.extend(node.value)
-        elif isinstance(node, MappingNode):
-            pending.extend(part for pair in node.value for part in pair)
-    return False
-
-
-def _alias_places(text: str) -> list[Position]:
-    """Where each alias is used (the composed nodes only know where their anchor is)."""
-    events = yaml.parse(text, Loader=_Loader)
-    marks = [event.start_mark for event in events if isinstance(event, yaml.AliasEvent)]
-    return [Position(mark.line + 1, mark.column + 1) for mark in marks if mark is not None]
-
-
 def _place(text: str, index: int) -> tuple[int, int]:
     """The 1-based line and column of ``text[index]``."""
     return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def _shape_problems(file: str, nodes: list[Node], aliases: list[Position]) -> list[RoutingProblem]:
-    if not nodes:
-        return [RoutingProblem(file, 1, 1, MSG_NO_DOCUMENT, fatal=True)]
-    if len(nodes) > 1:
-        where = position(nodes[1])
-        return [RoutingProblem(file, where.line, where.column, MSG_MANY_DOCUMENTS, fatal=True)]
-    problems = [
-        RoutingProblem(file, place.line, place.column, MSG_ALIAS, fatal=True) for place in aliases
-    ]
-    problems.extend(_key_problems(file, nodes[0]))
-    return problems
-
-
-def _key_problems(file: str, root: Node) -> list[RoutingProblem]:
+def _expanded(file: str, root: Node) -> tuple[Node | None, list[RoutingProblem]]:
+    loop = _loop(root)
+    if loop is not None:
+        where = position(loop)
+        return None, [RoutingProblem(file, where.line, where.column, MSG_RECURSIVE, True)]
     problems: list[RoutingProblem] = []
     pending = [root]
     seen: set[int] = set()
     while pending:
         node = pending.pop()
         if id(node) in seen:
-            continue  # an alias (perhaps of a node that holds it): walked where anchored
+            continue  # an alias: expanded where it is anchored
         seen.add(id(node))
         if isinstance(node, SequenceNode):
             pending.extend(node.value)
         elif isinstance(node, MappingNode):
             problems.extend(_mapping_problems(file, node))
             pending.extend(value for _, value in node.value)
-    return sorted(problems, key=lambda problem: (problem.line, problem.column))
+    problems.sort(key=lambda problem: (problem.line, problem.column))
+    if any(problem.fatal for problem in problems):
+        return None, problems
+    return root, problems
+
+
+def _loop(root: Node) -> Node | None:
+    """A node that contains itself (through an alias), if any: depth-first with the path."""
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    done: set[int] = set()
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if id(node) in on_path:
+            return node
+        if id(node) in done:
+            continue
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+    return None
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _mapping_problems(file: str, node: MappingNode) -> list[RoutingProblem]:
+    """Duplicate and non-text keys of ``node``, whose merge keys are then expanded."""
     problems: list[RoutingProblem] = []
     first: dict[str, int] = {}
     for key, _ in node.value:
         where = position(key)
         if key.tag == MERGE_TAG:
-            message = MSG_MERGE_KEY
-        elif not isinstance(key, ScalarNode) or key.tag != "tag:yaml.org,2002:str":
-            message = MSG_KEY_NOT_TEXT
+            continue
+        if not isinstance(key, ScalarNode) or key.tag != TEXT_TAG:
+            problems.append(RoutingProblem(file, where.line, where.column, MSG_KEY_NOT_TEXT, True))
         elif key.value in first:
             message = MSG_DUPLICATE_KEY.format(key=key.value, first=first[key.value])
+            problems.append(RoutingProblem(file, where.line, where.column, message))
         else:
             first[key.value] = where.line
-            continue
-        problems.append(RoutingProblem(file, where.line, where.column, message, fatal=True))
+    try:
+        _merge(node)
+    except ConstructorError as exc:
+        problems.append(_marked(file, exc))
     return problems
 
 
+def _merge(node: MappingNode) -> None:
+    """Expand ``<<`` as the safe constructor does (merged keys first, the node's own after,
+    so its own win), then keep each key's last value, as constructing the mapping would."""
+    SafeConstructor().flatten_mapping(node)
+    last: dict[str, int] = {}
+    for index, (key, _) in enumerate(node.value):
+        last[str(key.value)] = index
+    node.value = [pair for index, pair in enumerate(node.value) if last[str(pair[0].value)] == index]
+
+
 def construct(node: Node) -> object:
-    """The Python value of a node that ``compose`` accepted (no aliases, text keys)."""
+    """The Python value of a node that ``compose`` accepted."""
     return SafeConstructor().construct_document(node)
 
 

@@ -51,8 +51,7 @@ def test_mistakes_are_named_with_their_place() -> None:
         f"{FILENAME}:3:14: routing.warnings[0]: must be one of 'cuda-required', "
         "'image-producer', 'multi-node-kubernetes', 'kubernetes-plugin', 'l4-num-devices', "
         "'unknown-device', 'unknown-field', 'duplicate-key', 'missing-dependency', "
-        "'num-nodes-without-devices', 'concurrency-without-group', 'required-optional', "
-        "got string 'unknown-feild'"
+        "'required-optional', got string 'unknown-feild'"
     )
     assert key == (
         f"{FILENAME}:6:14: migrations[0].select.queu: unknown key 'queu' (did you mean 'queue'?)"

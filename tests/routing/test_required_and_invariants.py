@@ -82,8 +82,6 @@ def test_the_vllm_tree_audit_before_and_after_incident_a() -> None:
         (checks.MSG_DUPLICATE_STEP_KEY.format(key="a", file="f", line=1), "duplicate-key"),
         (checks.MSG_UNKNOWN_DEPENDENCY.format(key="nope"), "missing-dependency"),
         (checks.MSG_NO_PRODUCER.format(suffix="-torch-nightly-cpu"), "image-producer"),
-        (checks.MSG_NODES_WITHOUT_DEVICES, "num-nodes-without-devices"),
-        (checks.MSG_CONCURRENCY_PAIR, "concurrency-without-group"),
         (required.MSG_NOT_REQUIRED.format(key="a", flag="optional"), "required-optional"),
         ("something the model could not read", UNREADABLE),
     ],

@@ -9,27 +9,40 @@ from tests.routing.trees import JOB, messages, one, routes
 
 
 def test_a_key_is_derived_from_the_label() -> None:
+    # The generator's rule: spaces , + : . / become "-", ( ) % go, the rest is kept.
     step = one("  - label: 'Basic Models (TP=2)'\n")
-    assert (step.key, step.key_derived) == ("basic-models--tp-2-", True)
+    assert (step.key, step.key_derived) == ("basic-models-tp=2", True)
+    assert one("  - label: Spec Decode MTP hybrid (B200)\n").key == "spec-decode-mtp-hybrid-b200"
+    assert one("  - label: 'Kernels %N: a+b, c.d/e'\n").key == "kernels-n--a-b--c-d-e"
+    assert one("  - label: t\n    key: ''\n").key_derived is True
     assert one("  - label: t\n    key: mine\n").key_derived is False
 
 
 def test_a_file_depends_on_fills_missing_and_empty_lists() -> None:
     job = (
-        "group: Area\ndepends_on: image-build\nsteps:\n  - label: a\n  - label: b\n"
+        "group: Area\ndepends_on:\n  - image-build\nsteps:\n  - label: a\n  - label: b\n"
         "    depends_on: []\n  - label: c\n    depends_on: [image-build-cpu]\n"
+        "  - label: d\n    depends_on: ~\n    source_file_dependencies: [csrc/]\n"
     )
     steps = [step for step in routes(job).steps if step.file == JOB]
     assert [step.depends_on for step in steps] == [
         ("image-build",),
         ("image-build",),
         ("image-build-cpu",),
+        ("image-build",),
     ]
     assert {step.group for step in steps} == {"Area"}
+    # The generator runs every step of such a file when the file itself changes.
+    assert steps[3].source_file_dependencies == ("csrc/", JOB)
+    assert steps[0].source_file_dependencies == (JOB,)
 
 
-def test_a_step_group_wins_over_the_file_group() -> None:
+def test_a_file_group_wins_over_the_step_group() -> None:
     assert one("  - label: t\n    group: Mine\n").group == "Mine"
+    job = "group: File\nsteps:\n  - label: t\n    group: Mine\n"
+    assert [s.group for s in routes(job).steps if s.file == JOB] == ["File"]
+    job = "group: ''\nsteps:\n  - label: t\n    group: ''\n"
+    assert [s.group for s in routes(job).steps if s.file == JOB] == [None]
 
 
 def test_typos_are_dropped_and_reported() -> None:
@@ -55,9 +68,6 @@ def test_unknown_devices_are_reported(device: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ("    num_nodes: 2\n", checks.MSG_NODES_WITHOUT_DEVICES),
-        ("    concurrency: 1\n", checks.MSG_CONCURRENCY_PAIR),
-        ("    concurrency_group: g\n", checks.MSG_CONCURRENCY_PAIR),
         ("    device: l4\n", checks.MSG_L4_DEVICES.format(device="l4", most=4)),
         ("    device: l4\n    num_devices: 8\n", checks.MSG_L4_DEVICES.format(device="l4", most=4)),
         (
@@ -133,20 +143,14 @@ def test_a_native_amd_mirror_is_a_pod_without_the_commit_image() -> None:
 @pytest.mark.parametrize(
     ("mirror", "message"),
     [
-        (
-            "      amd:\n        device: mi300_4\n",
-            checks.MSG_AMD_COUNT.format(count=1, device="mi300_4", gpus=4),
-        ),
-        (
-            "      amd:\n        device: mi999\n",
-            checks.MSG_UNKNOWN_DEVICE.format(device="mi999", queue="gpu_1_queue"),
-        ),
-        ("      amd: [mi300_1]\n", model.MSG_BAD_AMD_MIRROR),
         ("      tpu: {}\n", model.MSG_UNKNOWN_MIRROR.format(target="tpu")),
+        ("      amd: {}\n", None),  # an empty mirror makes none
     ],
 )
-def test_mirror_problems(mirror: str, message: str) -> None:
-    assert [problem.message for problem in _mirrored(mirror).problems] == [message]
+def test_mirror_problems(mirror: str, message: str | None) -> None:
+    result = _mirrored(mirror)
+    assert [problem.message for problem in result.problems] == ([message] if message else [])
+    assert [step.key for step in result.steps if step.file == JOB] == ["t"]
 
 
 def test_a_pull_request_build_adds_the_pre_commit_step() -> None:

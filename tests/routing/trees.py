@@ -8,6 +8,7 @@ from bot.routing.model import RoutedStep, Routes, route
 from bot.routing.tables import default_tables
 
 CONFIG = """\
+name: vllm_ci
 job_dirs:
   - .buildkite/test_areas
 registries: registry.example
