@@ -18,6 +18,7 @@ from bot.store.postgres import PostgresStore
 from bot.store.protocol import Store
 from bot.store.sqlite import SQLiteStore
 from sandbox.postgres_server import create_database, drop_database, server_for_tests
+from tests import real_data
 
 # HYPOTHESIS_PROFILE=ci (set by .ci/run) makes every property test replay the same
 # examples run after run, so a red CI build is the code's fault and reproducible, never a
@@ -179,3 +180,16 @@ async def any_store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     """The store contract's subject: each test runs on both backends."""
     async with backend_store(request.param, request) as store:
         yield store
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line when vLLM's real-data pack is absent (a user's clone): its tests were
+    skipped, not passed."""
+    if real_data.available():
+        return
+    skipped = terminalreporter.stats.get("skipped", [])
+    count = sum(1 for report in skipped if real_data.SETTING in str(report.longrepr))
+    message = real_data.MSG_ABSENT.format(
+        path=real_data.pack_root(), setting=real_data.SETTING, count=count
+    )
+    terminalreporter.write_line(message)

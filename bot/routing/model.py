@@ -29,7 +29,7 @@ from bot.routing.amd import AmdRoute, is_amd_device, mirror_route, own_device_ro
 from bot.routing.checks import cross_step_problems, step_problems
 from bot.routing.problems import RoutingProblem
 from bot.routing.read import CI_CONFIG, CiConfig, JobFile, RawStep, read_tree
-from bot.routing.rules import PLUGIN_KUBERNETES, Build, PodResources
+from bot.routing.rules import Build, PodResources
 from bot.routing.tables import RoutingTables
 
 COMMIT_PLACEHOLDER = "$BUILDKITE_COMMIT"
@@ -151,7 +151,7 @@ def _route_step(
     }
     if is_amd_device(fields.get("device"), tables):
         amd = own_device_route(fields, depends_on, tables)
-        return _amd_routed(fields, amd, raw, build, images, tables, problems, **where)
+        return _amd_routed(fields, amd, raw, build, images, tables, problems, "device", **where)
     return _routed(fields, build, images, tables, **where)
 
 
@@ -232,13 +232,13 @@ def _mirrors(
         images,
         tables,
         problems,
+        "mirror",
         key=tables.amd_key_prefix + step.key,
         group=None,
         file=step.file,
         line=step.line,
         depends_on=route.depends_on,
         mirror_of=step.key,
-        at="mirror",
     )
     return [] if mirrored is None else [mirrored]
 
@@ -251,8 +251,8 @@ def _amd_routed(
     images: _Images,
     tables: RoutingTables,
     problems: list[RoutingProblem],
-    *,
-    at: str = "device",
+    at: str,
+    /,
     **where: object,
 ) -> RoutedStep | None:
     """An AMD step routed, or None (and a fatal problem) where the generator refuses it."""

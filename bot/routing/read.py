@@ -51,9 +51,7 @@ MSG_FILE_GROUP = "group: expected text (the generator refuses the pipeline)"
 MSG_FILE_DEPENDS_ON = (
     "depends_on: expected a list of step keys (the generator refuses the pipeline)"
 )
-MSG_NODES_WITHOUT_DEVICES = (
-    "num_nodes without num_devices: the generator refuses the pipeline"
-)
+MSG_NODES_WITHOUT_DEVICES = "num_nodes without num_devices: the generator refuses the pipeline"
 MSG_CONCURRENCY_PAIR = (
     "concurrency and concurrency_group go together: the generator refuses the pipeline"
 )
@@ -208,13 +206,13 @@ def read_job_file(
         return None
     group = _file_group(path, nodes.get("group"), problems)
     depends_on = _file_depends_on(path, nodes.get("depends_on"), problems)
-    where = nodes.get("depends_on")
+    written = nodes.get("depends_on")
     return JobFile(
         path,
         group,
         depends_on,
         tuple(steps),
-        depends_on_line=position(where).line if where is not None else None,
+        depends_on_line=position(written).line if written is not None else None,
     )
 
 

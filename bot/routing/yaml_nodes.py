@@ -177,7 +177,9 @@ def _merge(node: MappingNode) -> None:
     last: dict[str, int] = {}
     for index, (key, _) in enumerate(node.value):
         last[str(key.value)] = index
-    node.value = [pair for index, pair in enumerate(node.value) if last[str(pair[0].value)] == index]
+    node.value = [
+        pair for index, pair in enumerate(node.value) if last[str(pair[0].value)] == index
+    ]
 
 
 def construct(node: Node) -> object:

@@ -61,7 +61,12 @@ def bad(field: str, reason: str) -> str:
                 "Input should be a valid integer, unable to parse string as an integer",
             ),
         ),
-        ("steps:\n  - label: t\n    group: ~\n", 3, 12, bad("group", "Input should be a valid string")),
+        (
+            "steps:\n  - label: t\n    group: ~\n",
+            3,
+            12,
+            bad("group", "Input should be a valid string"),
+        ),
         ("steps:\n  - label: t\n    num_nodes: 2\n", 3, 16, read.MSG_NODES_WITHOUT_DEVICES),
         ("steps:\n  - label: t\n    concurrency: 1\n", 3, 18, read.MSG_CONCURRENCY_PAIR),
         ("steps:\n  - label: t\n    concurrency_group: g\n", 3, 24, read.MSG_CONCURRENCY_PAIR),
