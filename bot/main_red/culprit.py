@@ -11,7 +11,12 @@ evidence a maintainer can check, strongest first:
 3. it touched the step's job file (the route did not change: the commands,
    the environment, the timeout);
 4. it touched a file the step's ``source_file_dependencies`` cover, matched as
-   the generator matches them (a path prefix; ``!`` excludes).
+   the generator matches them: an entry covers a path equal to it (a trailing
+   ``/`` removed) or under it (``csrc/mamba/`` and ``csrc/mamba`` cover
+   ``csrc/mamba/x.cu``, not ``csrc/mamba2/x.cu``); an empty entry covers nothing;
+   a path counts when an include covers it and no ``!`` exclusion does. (The
+   generator also adds a job file with a file-level ``depends_on`` to its steps'
+   dependencies: that edit is already evidence 2 or 3.)
 
 A culprit is named when exactly one commit holds the strongest evidence
 present; otherwise every commit is a candidate, in order, and none is named.
@@ -35,6 +40,7 @@ WHY_NONE = (
     "or source dependencies"
 )
 SHORT_SHA = 12
+EXCLUDE = "!"  # a source_file_dependencies entry starting with it excludes
 
 # How a missing value or a missing step reads in a route change.
 NONE = "none"
@@ -136,13 +142,57 @@ def _text(value: object) -> str:
     return NONE if value is None else str(value)
 
 
+def covers(entry: str, path: str) -> bool:
+    """Whether one dependency entry (its ``!`` taken off) covers ``path``: the path
+    itself, or a path under it as a directory."""
+    prefix = entry.rstrip("/")
+    return bool(prefix) and (path == prefix or path.startswith(prefix + "/"))
+
+
+def _includes(dependencies: Sequence[str]) -> list[str]:
+    return [entry for entry in dependencies if not entry.startswith(EXCLUDE)]
+
+
+def _excludes(dependencies: Sequence[str]) -> list[str]:
+    return [entry.removeprefix(EXCLUDE) for entry in dependencies if entry.startswith(EXCLUDE)]
+
+
+def excluded(path: str, dependencies: Sequence[str]) -> bool:
+    """Whether a ``!`` entry covers ``path``: the generator ignores that change."""
+    return any(covers(entry, path) for entry in _excludes(dependencies))
+
+
 def source_matches(path: str, dependencies: Sequence[str]) -> bool:
     """Whether the generator would run the step for a change of ``path``."""
-    including = [d for d in dependencies if not d.startswith("!")]
-    excluding = [d[1:] for d in dependencies if d.startswith("!")]
-    return any(path.startswith(p) for p in including) and not any(
-        path.startswith(p) for p in excluding
+    if excluded(path, dependencies):
+        return False
+    return any(covers(entry, path) for entry in _includes(dependencies))
+
+
+def trace_paths(touched: Collection[str], dependencies: Sequence[str]) -> tuple[str, ...]:
+    """What to list the range's commits by to learn which touched the step's sources.
+
+    GitHub lists a directory's commits in one call, so a counted path is traced by the
+    widest include covering it, written without its trailing ``/`` (the form the
+    listing takes and ``source_matches`` accepts). A commit found by a directory may
+    have touched only an excluded file under it, so when the range touched an excluded
+    file under every covering include, the counted path is traced by itself.
+    """
+    shadows = [path for path in touched if excluded(path, dependencies)]
+    traced = {
+        _trace(path, dependencies, shadows)
+        for path in touched
+        if source_matches(path, dependencies)
+    }
+    return tuple(sorted(traced))
+
+
+def _trace(path: str, dependencies: Sequence[str], shadows: Sequence[str]) -> str:
+    entries = sorted(
+        (entry.rstrip("/") for entry in _includes(dependencies) if covers(entry, path)), key=len
     )
+    clear = (entry for entry in entries if not any(covers(entry, s) for s in shadows))
+    return next(clear, path)
 
 
 def rank(
@@ -220,8 +270,11 @@ __all__ = [
     "RangeCommit",
     "Ranking",
     "RouteChange",
+    "covers",
+    "excluded",
     "pull_number_of",
     "rank",
     "route_changes",
     "source_matches",
+    "trace_paths",
 ]

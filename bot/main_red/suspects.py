@@ -6,6 +6,12 @@ One compare lists the commits between them and every file they touched together;
 for the few paths that matter (the step's job files, the generator's config, the step's
 source dependencies that the range touched) one commit listing by path says which
 commits touched them. A range of 50 commits never costs 50 commit reads.
+
+A source dependency that is a directory is listed as that directory, without its
+trailing ``/`` (``culprit.trace_paths`` says which paths, and when an excluded file
+forces listing a file by itself). The step is found on both trees by Buildkite's
+``step_key``: a step written without ``key:`` has the generator's derived key there,
+which is the routed step's ``key`` too.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from bot.main_red.culprit import (
     pull_number_of,
     rank,
     route_changes,
-    source_matches,
+    trace_paths,
 )
 from bot.main_red.signals import StepRun
 from bot.routing.model import RoutedStep, route
@@ -63,7 +69,8 @@ class Suspects:
     trusted: bool = True
 
 
-def _find(steps: Sequence[RoutedStep], key: str) -> RoutedStep | None:
+def find_step(steps: Sequence[RoutedStep], key: str) -> RoutedStep | None:
+    # A keyless step's routed key is the generator's derived key, as Buildkite sees it.
     return next((step for step in steps if step.key == key), None)
 
 
@@ -99,8 +106,8 @@ async def find_suspects(
         env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": red.commit},
         tables=tables,
     )
-    before = _find(before_routes.steps, step_key)
-    after = _find(after_routes.steps, step_key)
+    before = find_step(before_routes.steps, step_key)
+    after = find_step(after_routes.steps, step_key)
     changes = route_changes(before, after)
     job_files = {step.file for step in (before, after) if step is not None}
     known = after or before
@@ -155,9 +162,8 @@ async def range_commits(
         notes.append(NOTE_TRUNCATED.format(total=total, shown=len(listed)))
     touched = [str(item.get("filename")) for item in compare.get("files") or []]
     paths = sorted(path for path in interesting if path in touched)
-    paths += sorted(
-        {_top(path, dependencies) for path in touched if source_matches(path, dependencies)} - {""}
-    )
+    # A job file may also be a dependency: one listing of it is enough.
+    paths += [path for path in trace_paths(touched, dependencies) if path not in paths]
     if len(paths) > MAX_PATH_QUERIES:
         skipped = len(paths) - MAX_PATH_QUERIES
         notes.append(NOTE_PATHS.format(count=MAX_PATH_QUERIES, skipped=skipped))
@@ -182,14 +188,6 @@ async def range_commits(
 def _subject(item: Mapping[str, Any]) -> str:
     message = str((item.get("commit") or {}).get("message") or "")
     return message.splitlines()[0] if message else ""
-
-
-def _top(path: str, dependencies: Sequence[str]) -> str:
-    """The dependency prefix ``path`` matched: the listing by path asks for that folder."""
-    for prefix in dependencies:
-        if not prefix.startswith("!") and path.startswith(prefix):
-            return prefix.rstrip("/")
-    return ""
 
 
 async def _touching(ctx: RepoScope, head: str, path: str, in_range: set[str]) -> list[str]:

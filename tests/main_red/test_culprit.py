@@ -22,15 +22,19 @@ from bot.main_red.culprit import (
     RangeCommit,
     Ranking,
     RouteChange,
+    covers,
+    excluded,
     pull_number_of,
     rank,
     route_changes,
     source_matches,
+    trace_paths,
 )
 from bot.routing.model import RoutedStep, route
 from bot.routing.tables import default_tables
 
 CONFIG = """\
+name: vllm_ci
 job_dirs:
   - .buildkite/test_areas
 registries: registry.example
@@ -158,6 +162,90 @@ def test_only_exclusions_match_nothing() -> None:
     assert not source_matches("vllm/x.py", ["!docs/"])
 
 
+# As vLLM writes them: directories with and without their "/", a file, an exclusion.
+MAMBA = (
+    "csrc/mamba/",
+    "vllm/model_executor/layers/mamba/",
+    "tests/kernels/mamba",
+    "tests/test_config.py",
+    "!vllm/model_executor/layers/mamba/ops/README.md",
+)
+
+
+@pytest.mark.parametrize(
+    ("entry", "path", "covered"),
+    [
+        ("csrc/mamba/", "csrc/mamba/x.cu", True),
+        ("csrc/mamba", "csrc/mamba/x.cu", True),
+        ("csrc/mamba/", "csrc/mamba2/x.cu", False),
+        ("csrc/mamba", "csrc/mamba2/x.cu", False),
+        ("csrc/mamba/", "csrc/mamba", True),  # the directory, as a listing by path traced it
+        ("tests/test_x.py", "tests/test_x.py", True),
+        ("tests/test_x.py", "tests/test_x.py.orig", False),
+        ("", "csrc/mamba/x.cu", False),
+        ("/", "csrc/mamba/x.cu", False),
+    ],
+)
+def test_an_entry_covers_itself_and_what_is_under_it(entry: str, path: str, covered: bool) -> None:
+    assert covers(entry, path) is covered
+
+
+@pytest.mark.parametrize(
+    ("path", "matches"),
+    [
+        ("csrc/mamba/causal_conv1d.cu", True),
+        ("csrc/mamba", True),
+        ("csrc/mamba2/x.cu", False),
+        ("vllm/model_executor/layers/mamba/ops/ssd.py", True),
+        ("vllm/model_executor/layers/mamba/ops/README.md", False),
+        ("tests/kernels/mamba/test_ssd.py", True),
+        ("tests/kernels/mamba_ssm.py", False),
+        ("tests/test_config.py", True),
+        ("csrc/ops.cu", False),
+    ],
+)
+def test_directories_files_and_exclusions_as_vllm_writes_them(path: str, matches: bool) -> None:
+    assert source_matches(path, MAMBA) is matches
+
+
+def test_an_empty_entry_neither_includes_nor_excludes() -> None:
+    assert not source_matches("vllm/x.py", ["", "!"])
+    assert source_matches("vllm/x.py", ["vllm", "!", ""])
+    assert not excluded("vllm/x.py", ["!", "vllm/"])
+
+
+# --- what the listing by path asks for -------------------------------------------------
+
+
+def test_a_directory_dependency_is_traced_as_the_directory() -> None:
+    touched = ["csrc/mamba/a.cu", "csrc/mamba/b.cu", "tests/kernels/mamba/t.py", "docs/x.md"]
+    assert trace_paths(touched, MAMBA) == ("csrc/mamba", "tests/kernels/mamba")
+
+
+def test_a_file_dependency_is_traced_as_the_file() -> None:
+    assert trace_paths(["tests/test_config.py"], MAMBA) == ("tests/test_config.py",)
+
+
+def test_only_excluded_files_trace_nothing() -> None:
+    assert trace_paths(["vllm/model_executor/layers/mamba/ops/README.md"], MAMBA) == ()
+
+
+def test_an_excluded_file_under_the_directory_traces_the_counted_file_itself() -> None:
+    # Listing the directory would also find a commit that touched only the README.
+    touched = [
+        "vllm/model_executor/layers/mamba/ops/README.md",
+        "vllm/model_executor/layers/mamba/ops/ssd.py",
+    ]
+    assert trace_paths(touched, MAMBA) == ("vllm/model_executor/layers/mamba/ops/ssd.py",)
+
+
+def test_the_widest_include_clear_of_excluded_files_is_traced() -> None:
+    dependencies = ("csrc/", "csrc/mamba", "!csrc/quantization/")
+    assert trace_paths(["csrc/mamba/x.cu", "csrc/ops.cu"], dependencies) == ("csrc",)
+    touched = ["csrc/mamba/x.cu", "csrc/quantization/fp8.cu"]
+    assert trace_paths(touched, dependencies) == ("csrc/mamba",)
+
+
 # --- ranking ----------------------------------------------------------------------
 
 
@@ -212,6 +300,26 @@ def test_job_file_without_a_route_change_is_medium() -> None:
     assert ranking.culprit is not None
     assert ranking.culprit.commit == job
     assert ranking.culprit.evidence == (Evidence.JOB_FILE, Evidence.SOURCE)
+
+
+def test_a_code_break_in_a_directory_dependency_is_named() -> None:
+    # The files a commit carries are the paths traced for it, directories included.
+    docs = commit("a", "docs/x.md")
+    kernel = commit("b", "csrc/mamba")
+    readme = commit("c", "vllm/model_executor/layers/mamba/ops/README.md")
+    ranking = rank(
+        [docs, kernel, readme],
+        job_files={MISC},
+        routing_files={CI_CONFIG},
+        source_dependencies=MAMBA,
+        route_changed=False,
+    )
+    assert ranking.confidence is Confidence.MEDIUM
+    assert ranking.culprit is not None
+    assert ranking.culprit.commit == kernel
+    assert ranking.culprit.evidence == (Evidence.SOURCE,)
+    assert [c.evidence for c in ranking.candidates[1:]] == [(), ()]
+    assert ranking.why == WHY_ONE.format(sha=kernel.sha[:12], evidence=Evidence.SOURCE.value)
 
 
 def test_several_with_the_strongest_evidence_name_no_culprit() -> None:
