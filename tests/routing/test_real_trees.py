@@ -101,3 +101,20 @@ def test_routes_reads_every_real_tree_without_refusing_it(tree: RealTree, tmp_pa
     )
     assert code in (EXIT_OK, EXIT_PROBLEMS)
     assert err.getvalue() == ""
+
+
+def test_a_sweep_of_the_intel_cpu_queue_moves_every_step_the_generator_puts_there() -> None:
+    """vLLM's hardware_tests/cpu.yaml shares a list through an alias: its steps are swept."""
+    from bot.config.routing import MigrationConfig
+    from bot.routing_check.sweep import plan_sweep
+
+    tree = trees()[-1]
+    on_queue = {s["key"] for s in tree.generated("main")["steps"] if s["queue"] == "intel-cpu"}
+    migration = MigrationConfig.model_validate(
+        {"name": "cpu", "select": {"queue": "intel-cpu"}, "set": {"device": "cpu"}}
+    )
+    plan = plan_sweep(tree.files(), migration, env=BUILD_ENVS["main"], tables=default_tables())
+    assert plan.proven
+    assert {move.before.key for move in plan.moves} == on_queue
+    assert "cpu-distributed-tests-dp-tp" in on_queue  # the step that holds the alias
+    assert list(plan.edits) == [".buildkite/hardware_tests/cpu.yaml"]
