@@ -4,8 +4,9 @@ Routes a checkout's ``.buildkite`` tree with the generator's default tables. Not
 from this process's environment: ``--env`` sets the generator's inputs (``BUILDKITE_BRANCH``,
 ``TORCH_NIGHTLY``, ``BUILDKITE_COMMIT``...) and ``--pull-request`` sets
 ``BUILDKITE_PULL_REQUEST``. Text output is a table of the steps grouped by queue, then the
-problems; ``--json`` prints one document. Exit 0; 1 when problems were found; 2 when input
-could not be read (printed on stderr as ``file:line:col: message``).
+problems; ``--json`` prints one document whose steps start with the fields the generator's
+routing is recorded with (``JSON_KEYS``). Exit 0; 1 when problems were found; 2 when the
+input is what the generator refuses (printed on stderr as ``file:line:col: message``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.routing.model import RoutedStep, Routes, route
+from bot.routing.rules import PLUGIN_KUBERNETES
 from bot.routing.tables import default_tables
 
 EXIT_OK = 0
@@ -32,7 +34,22 @@ MSG_NO_IMAGE = "-"
 MSG_NO_PLUGIN = "no-plugin"
 MSG_SUMMARY = "{steps} steps on {queues} queues, {problems} problems"
 BUILDKITE_DIR = ".buildkite"
-JSON_KEYS = ("key", "label", "group", "queue", "plugin", "image_suffix", "gpus", "file", "line")
+# The first keys of each step are those the generator's routing is recorded with (the
+# real-data pack's format), so the two compare field by field: ``gpus`` is a pod's GPU
+# limit (null for other steps: what a docker or host step asks is ``gpus_asked``), and the
+# step the generator adds to PR builds has no file.
+JSON_KEYS = (
+    "key",
+    "label",
+    "group",
+    "queue",
+    "plugin",
+    "image_suffix",
+    "gpus",
+    "depends_on",
+    "file",
+    "line",
+)
 
 
 def routes_command(
@@ -102,6 +119,10 @@ def to_json(routes: Routes) -> dict[str, object]:
 
 def _step_json(step: RoutedStep) -> dict[str, object]:
     fields = asdict(step)
+    fields["gpus_asked"] = fields.pop("gpus")
+    fields["gpus"] = step.gpus if step.plugin == PLUGIN_KUBERNETES else None
+    if step.pr_only:
+        fields["file"] = fields["line"] = None
     first = {key: fields.pop(key) for key in JSON_KEYS}
     return {**first, **fields}
 

@@ -103,6 +103,27 @@ def test_routes_reads_every_real_tree_without_refusing_it(tree: RealTree, tmp_pa
     assert err.getvalue() == ""
 
 
+@pytest.mark.parametrize("build", BUILDS)
+def test_routes_json_starts_with_the_generators_own_fields(build: str, tmp_path: Path) -> None:
+    import io
+    import json
+
+    tree = trees()[-1]
+    repo = tree.checkout(tmp_path)
+    env = BUILD_ENVS[build]
+    items = [f"{name}={value}" for name, value in env.items() if name != "BUILDKITE_PULL_REQUEST"]
+    pull = int(env["BUILDKITE_PULL_REQUEST"]) if "BUILDKITE_PULL_REQUEST" in env else None
+    out = io.StringIO()
+    routes_command(repo, pull_request=pull, env_items=items, as_json=True, out=out, err=out)
+    ours = json.loads(out.getvalue())["steps"]
+    names = ("key", "label", "group", "queue", "plugin", "image_suffix", "gpus", "file", "line")
+    pick = lambda step: tuple(  # noqa: E731
+        [step[name] for name in names]
+        + [tuple(k for k in step["depends_on"] or () if not k.startswith(BLOCK_PREFIX))]
+    )
+    assert Counter(map(pick, ours)) == Counter(map(pick, tree.generated(build)["steps"]))
+
+
 def test_a_sweep_of_the_intel_cpu_queue_moves_every_step_the_generator_puts_there() -> None:
     """vLLM's hardware_tests/cpu.yaml shares a list through an alias: its steps are swept."""
     from bot.config.routing import MigrationConfig
