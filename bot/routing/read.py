@@ -205,7 +205,8 @@ def read_job_file(
     if steps is None:
         return None
     group = _file_group(path, nodes.get("group"), problems)
-    depends_on = _file_depends_on(path, nodes.get("depends_on"), problems)
+    inherits = any(not step.fields.get("depends_on") for step in steps)
+    depends_on = _file_depends_on(path, nodes.get("depends_on"), inherits, problems)
     written = nodes.get("depends_on")
     return JobFile(
         path,
@@ -247,11 +248,13 @@ def _file_group(path: str, node: Node | None, problems: list[RoutingProblem]) ->
 
 
 def _file_depends_on(
-    path: str, node: Node | None, problems: list[RoutingProblem]
+    path: str, node: Node | None, inherited: bool, problems: list[RoutingProblem]
 ) -> tuple[str, ...] | None:
-    """The file's ``depends_on`` when truthy (it then fills every step's empty one)."""
+    """The file's ``depends_on`` when truthy (it then fills every step's empty one). The
+    generator copies it unchecked: a value that is not a list of keys refuses the pipeline
+    only once a step inherits it."""
     value = construct(node) if node is not None else None
-    if not value:
+    if not value or not inherited:
         return None
     coerced = step_fields.coerce("depends_on", value)
     if coerced.error is None and isinstance(coerced.value, list):

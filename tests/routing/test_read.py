@@ -77,13 +77,19 @@ def bad(field: str, reason: str) -> str:
             read.MSG_CONCURRENCY_GROUP_BLANK,
         ),
         ("group: [x]\nsteps: []\n", 1, 8, read.MSG_FILE_GROUP),
-        ("depends_on: image-build\nsteps: []\n", 1, 13, read.MSG_FILE_DEPENDS_ON),
+        ("depends_on: image-build\nsteps:\n  - label: t\n", 1, 13, read.MSG_FILE_DEPENDS_ON),
     ],
 )
 def test_what_the_generator_refuses_is_fatal_with_its_place(
     job: str, line: int, column: int, message: str
 ) -> None:
     assert fatal(job) == [RoutingProblem(JOB, line, column, message, fatal=True)]
+
+
+def test_a_file_depends_on_no_step_inherits_is_never_read() -> None:
+    job = "depends_on: image-build\nsteps:\n  - label: t\n    depends_on: [image-build]\n"
+    assert fatal(job) == []
+    assert fatal("depends_on: image-build\nsteps: []\n") == []
 
 
 def test_a_refused_field_takes_its_step_out() -> None:
