@@ -20,12 +20,27 @@ comments on them), shifted to the current step's indentation and written with
 the current file's line breaks. Comment lines between keys, and blank lines
 after a value, belong to no key and stay.
 
+Where the key lives. vLLM's generator copies a job file's top-level ``depends_on`` to
+every step of its ``steps`` whose own ``depends_on`` is missing, null or empty (incident
+A's ``torch_abi.yaml`` holds its one step's ``depends_on`` there). So a key of
+:data:`FILE_KEYS` is compared as the step reads it (its own value, else its file's), and
+when green's step inherited it, it is put back where it lived:
+
+- with ``file_level=True`` (the first try) the file's top-level key gets green's lines
+  (or goes, when green's file had none; a new one goes after the file's leading one-line
+  keys such as ``group``), and a value of the step's own that green's step did not have
+  goes, so that the step inherits again;
+- with ``file_level=False`` (for when the caller's routing shows that the file's value
+  would re-route the file's other steps) green's file-level lines are written on the
+  step itself. A step cannot opt out of its file's value (an empty one inherits it), so
+  when green's step read no value at all this is refused.
+
 A step is found by its ``key`` or ``label`` in both texts, as
 :func:`bot.edit.yaml_steps.find_step` finds it. What the bot cannot splice with
 certainty (a flow-style step, a key on the step's ``- key:`` line, anchors,
-aliases or merge keys in the step) is refused with :class:`StepRestoreError`;
-as a last guard the new text must read as the current document with exactly
-those keys of that step as in green.
+aliases or merge keys in the step or in a file-level key it edits or copies) is refused
+with :class:`StepRestoreError`; as a last guard the new text must read as the current
+document with exactly those keys as in green.
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
@@ -41,6 +57,9 @@ from bot.edit.yaml_steps import StepEditError
 from bot.service.errors import PermanentError
 
 ROUTE_KEYS = ("device", "num_devices", "num_nodes", "no_plugin", "no_gpu", "depends_on", "mirror")
+# The keys a job file's top level gives to its steps (vLLM's generator: a step whose own is
+# missing, null or empty gets the file's).
+FILE_KEYS = ("depends_on",)
 
 # --- user-facing messages (tests match them) -------------------------------
 
@@ -64,10 +83,21 @@ MSG_ANCHORS = (
     "{where} ({side}): the step uses anchors, aliases or merge keys (`&`, `*`, `<<`), "
     "which the bot does not edit"
 )
+MSG_FILE_ANCHORS = (
+    "{where} ({side}): the file's top-level {key!r} uses anchors or aliases, or the top "
+    "level a merge key (`&`, `*`, `<<`), which the bot does not edit"
+)
 MSG_DUPLICATE_KEY = "{where} ({side}): key {key!r} appears more than once in the step"
+MSG_DUPLICATE_FILE_KEY = (
+    "{where} ({side}): key {key!r} appears more than once at the top level of the file"
+)
 MSG_NO_PLACE = (
     "{where}: the step's first key is not a one-line `key: value`, so there is no place "
     "to add {keys}"
+)
+MSG_NO_OWN_NONE = (
+    "{where}: at the last green commit the step had no {key!r}, and now its file gives one "
+    "to every step; the step cannot opt out on its own (an empty {key!r} inherits the file's)"
 )
 MSG_NOTHING = "{where}: {keys} already read as at the last green commit: nothing to restore"
 MSG_NOT_READ_BACK = "{where}: after the restore the file would not read back as intended: {problem}"
@@ -75,6 +105,9 @@ REASON_OTHER_DATA = "the document would differ from the current one with the key
 
 _MERGE = "tag:yaml.org,2002:merge"
 _LONE_CR = re.compile(r"\r(?!\n)")
+# A key's value as yaml_steps._typed gives it when it does not count: missing (``.get``
+# gives None), null, empty text or an empty list. A step with one of these inherits.
+_INHERITS: tuple[object, ...] = (None, ("NoneType", None), ("str", ""), [])
 _Pair = tuple[yaml.Node, yaml.Node]
 _Edit = tuple[int, int, str]  # replace text[start:end] with the string
 
@@ -85,25 +118,44 @@ class StepRestoreError(PermanentError):
 
 @dataclass(frozen=True)
 class _Side:
+    """A mapping to read or edit: the step, or the top level of the job file holding it."""
+
     text: str
     data: object
     node: yaml.MappingNode
     path: tuple[str | int, ...]
+    values: dict[Any, Any]  # the mapping's data, typed as yaml_steps._typed types it
     where: str
     side: str
+    top: _Side | None = None  # the file's top level, when the step inherits from it
+    file_level: bool = False  # this is the file's top level
 
     @property
     def column(self) -> int:
-        """The step's keys' indentation."""
+        """The mapping's keys' indentation."""
         return int(self.node.value[0][0].start_mark.column)
+
+    def value(self, key: str) -> Any:
+        """The key's typed value; None when the mapping has no such key."""
+        return self.values.get(yaml_steps._typed(key))
 
     def pair(self, key: str) -> _Pair | None:
         pairs = [(k, v) for k, v in self.node.value if k.value == key]
         if len(pairs) > 1:
-            raise StepRestoreError(
-                MSG_DUPLICATE_KEY.format(where=self.where, side=self.side, key=key)
-            )
-        return pairs[0] if pairs else None
+            message = MSG_DUPLICATE_FILE_KEY if self.file_level else MSG_DUPLICATE_KEY
+            raise StepRestoreError(message.format(where=self.where, side=self.side, key=key))
+        pair = pairs[0] if pairs else None
+        if self.file_level:
+            self._refuse_anchors(key, pair)
+        return pair
+
+    def _refuse_anchors(self, key: str, pair: _Pair | None) -> None:
+        """A file-level key is copied or edited as text: an anchor there could be used
+        elsewhere, an alias or a merge key makes the text not its value."""
+        merged = any(k.tag == _MERGE for k, _ in self.node.value)
+        if merged or (pair is not None and _anchored(self.text, *_pair_span(self.text, pair))):
+            message = MSG_FILE_ANCHORS.format(where=self.where, side=self.side, key=key)
+            raise StepRestoreError(message)
 
     def lines(self, pair: _Pair) -> tuple[int, int]:
         """Where the key's lines start and end (after the last line's break)."""
@@ -120,6 +172,16 @@ class _Side:
         return start, len(self.text) if line_end < 0 else line_end + 1
 
 
+@dataclass(frozen=True)
+class _Put:
+    """Green's lines for ``key`` to write in ``target`` (None: the key goes)."""
+
+    target: _Side
+    key: str
+    lines: str | None  # at the target's indentation, with the current file's line breaks
+    value: object  # what they read as, typed (for the last guard)
+
+
 def restored_diff(old: str, new: str, path: str) -> str:
     """Unified diff of ``old`` → ``new`` as ``git diff`` shows it; ``""`` when equal."""
     return yaml_steps.steps_diff(old, new, path)
@@ -132,41 +194,25 @@ def restore_step_keys(
     step: str,
     keys: Sequence[str] = ROUTE_KEYS,
     filename: str,
+    file_level: bool = True,
 ) -> str:
-    """``current`` with the ``keys`` of the step named ``step`` as they read in ``green``."""
+    """``current`` with the ``keys`` of the step named ``step`` as they read in ``green``.
+
+    ``file_level``: put a key the step inherits back at the top of the file (True) or on
+    the step itself (False); see the module's docstring.
+    """
     if _LONE_CR.search(current):
         raise StepRestoreError(MSG_LONE_CR.format(filename=filename))
     newline = "\r\n" if "\r\n" in current else "\n"
     now = _side(current, step, filename, SIDE_CURRENT, MSG_STEP_NOT_FOUND)
     then = _side(green, step, filename, SIDE_GREEN, MSG_GREEN_STEP_NOT_FOUND)
+    wanted = dict.fromkeys(keys)
+    puts = [put for key in wanted for put in _puts(key, now, then, file_level, newline)]
+    if not puts:
+        raise StepRestoreError(MSG_NOTHING.format(where=now.where, keys=", ".join(wanted)))
     expected = yaml_steps._typed(now.data)
-    wanted = yaml_steps._at(expected, now.path)
-    was = yaml_steps._at(yaml_steps._typed(then.data), then.path)
-    edits: list[_Edit] = []
-    inserted: dict[str, str] = {}
-    changed: list[str] = []
-    for key in dict.fromkeys(keys):
-        name = yaml_steps._typed(key)
-        if wanted.get(name) == was.get(name):
-            continue
-        changed.append(key)
-        old, new = now.pair(key), then.pair(key)
-        lines = None if new is None else _moved(then, new, now.column, newline)
-        if lines is None:
-            del wanted[name]
-        else:
-            wanted[name] = was[name]
-        if old is None:
-            assert lines is not None  # the values differ, so green has the key
-            inserted[key] = lines
-        else:
-            edits.append(_replacement(now, old, lines, newline))
-    if not changed:
-        raise StepRestoreError(MSG_NOTHING.format(where=now.where, keys=", ".join(keys)))
-    if inserted:
-        edits.append(_insertion(now, inserted, newline))
     text = current
-    for start, end, new_text in sorted(edits, reverse=True):
+    for start, end, new_text in sorted(_edits(puts, expected, newline), reverse=True):
         text = text[:start] + new_text + text[end:]
     _check(text, expected, now.where)
     return text
@@ -183,6 +229,21 @@ def _side(text: str, name: str, filename: str, side: str, not_found: str) -> _Si
         raise StepRestoreError(
             MSG_PARSE.format(filename=filename, side=side, problem=problem)
         ) from None
+    node, path = _step(text, root, name, filename, side, not_found)
+    typed = yaml_steps._typed(data)
+    top = None
+    # The generator gives a file's top-level keys to the steps of its top-level `steps`
+    # (path ("steps", index)), not to steps nested deeper.
+    if len(path) == 2 and isinstance(root, yaml.MappingNode):
+        top = _Side(text, data, root, (), typed, filename, side, file_level=True)
+    where = f"{filename}:{node.start_mark.line + 1}"
+    return _Side(text, data, node, path, yaml_steps._at(typed, path), where, side, top)
+
+
+def _step(
+    text: str, root: yaml.Node | None, name: str, filename: str, side: str, not_found: str
+) -> tuple[yaml.MappingNode, tuple[str | int, ...]]:
+    """The one step named ``name``, in a shape the bot splices."""
     try:
         found = [
             (node, path)
@@ -203,21 +264,31 @@ def _side(text: str, name: str, filename: str, side: str, not_found: str) -> _Si
     if node.flow_style:
         raise StepRestoreError(MSG_FLOW_STEP.format(where=where, side=side))
     # One node at several paths: the step itself is used through an alias.
-    if len(found) > 1 or _anchored(text, node):
+    shared = len(found) > 1 or _merges(node)
+    if shared or _anchored(text, node.start_mark.index, node.end_mark.index):
         raise StepRestoreError(MSG_ANCHORS.format(where=where, side=side))
-    return _Side(text, data, node, path, where, side)
+    return node, path
 
 
-def _anchored(text: str, node: yaml.MappingNode) -> bool:
-    """An anchor, an alias or a merge key inside the step."""
-    if any(key.tag == _MERGE for key, _ in node.value):
-        return True
-    start, end = node.start_mark.index, node.end_mark.index
+def _merges(node: yaml.MappingNode) -> bool:
+    return any(key.tag == _MERGE for key, _ in node.value)
+
+
+def _anchored(text: str, start: int, end: int) -> bool:
+    """An anchor or an alias between ``start`` and ``end``."""
     return any(
         (isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None)
         and start <= _index(event.start_mark) < end
         for event in yaml.parse(text, Loader=yaml.SafeLoader)
     )
+
+
+def _pair_span(text: str, pair: _Pair) -> tuple[int, int]:
+    """From the key to the end of its value's last line. An alias's node is the anchored
+    one, written before the key: then the key's own line."""
+    key, value = pair
+    line_end = text.find("\n", max(_content_end(value), key.end_mark.index))
+    return key.start_mark.index, len(text) if line_end < 0 else line_end
 
 
 def _index(mark: object) -> int:
@@ -238,7 +309,71 @@ def _content_end(node: yaml.Node) -> int:
     return max(_content_end(item) for item in items)
 
 
+# --- what goes where ----------------------------------------------------------------
+
+
+def _puts(key: str, now: _Side, then: _Side, file_level: bool, newline: str) -> list[_Put]:
+    """What restoring ``key`` of the step writes, and in which mapping."""
+    if key not in FILE_KEYS:
+        return [] if now.value(key) == then.value(key) else [_put(now, key, then, newline)]
+    if _reads(now, key) == _reads(then, key):
+        return []  # written differently maybe, but the step reads the same
+    if then.value(key) not in _INHERITS:
+        return [_put(now, key, then, newline)]  # green's step had its own: as for any key
+    # Green's step inherited: a value of its own goes (or gets green's empty one)...
+    puts = [] if now.value(key) in _INHERITS else [_put(now, key, then, newline)]
+    if _file_value(now, key) == _file_value(then, key):
+        return puts
+    # ... and the file's value comes back, at the top of the file or on the step.
+    if file_level and now.top is not None:
+        return [*puts, _put(now.top, key, then.top, newline)]
+    if _file_value(then, key) in _INHERITS:
+        raise StepRestoreError(MSG_NO_OWN_NONE.format(where=now.where, key=key))
+    return [_put(now, key, then.top, newline)]
+
+
+def _reads(side: _Side, key: str) -> Any:
+    """The value the generator gives the step: its own, else its file's; None for none."""
+    own = side.value(key)
+    if own not in _INHERITS:
+        return own
+    inherited = _file_value(side, key)
+    return None if inherited in _INHERITS else inherited
+
+
+def _file_value(side: _Side, key: str) -> Any:
+    return None if side.top is None else side.top.value(key)
+
+
+def _put(target: _Side, key: str, source: _Side | None, newline: str) -> _Put:
+    """``target``'s ``key`` as green's mapping ``source`` has it (none: it goes)."""
+    if source is None or (pair := source.pair(key)) is None:
+        return _Put(target, key, None, None)
+    return _Put(target, key, _moved(source, pair, target.column, newline), source.value(key))
+
+
 # --- editing ---------------------------------------------------------------------
+
+
+def _edits(puts: Sequence[_Put], expected: Any, newline: str) -> list[_Edit]:
+    """The edits writing ``puts``; ``expected`` (the current document, typed) gets them too."""
+    edits: list[_Edit] = []
+    inserted: dict[int, tuple[_Side, dict[str, str]]] = {}  # by target mapping
+    for put in puts:
+        values = yaml_steps._at(expected, put.target.path)
+        name = yaml_steps._typed(put.key)
+        if put.lines is None:
+            del values[name]
+        else:
+            values[name] = put.value
+        old = put.target.pair(put.key)
+        if old is None:
+            assert put.lines is not None  # the values differ, so green has the key
+            inserted.setdefault(id(put.target), (put.target, {}))[1][put.key] = put.lines
+        else:
+            edits.append(_replacement(put.target, old, put.lines, newline))
+    edits.extend(_insertion(target, blocks, newline) for target, blocks in inserted.values())
+    return edits
 
 
 def _moved(side: _Side, pair: _Pair, column: int, newline: str) -> str:
@@ -271,18 +406,22 @@ def _replacement(side: _Side, pair: _Pair, lines: str | None, newline: str) -> _
 
 
 def _insertion(side: _Side, blocks: dict[str, str], newline: str) -> _Edit:
-    """The edit adding ``blocks`` (key: its lines) after the step's head, as yaml_steps
-    adds new keys."""
+    """The edit adding ``blocks`` (key: its lines) after the mapping's head (its leading
+    one-line keys), as yaml_steps adds new keys; at the top of a file without one, before
+    its first key."""
     head: yaml.Node | None = None
     for key, value in side.node.value:
         one_line = value.end_mark.line == key.start_mark.line
         if not one_line:
             break  # a nested block or a multi-line scalar
         head = value
+    text = "".join(blocks.values())
+    if head is None and side.file_level:
+        start = side.text.rfind("\n", 0, side.node.value[0][0].start_mark.index) + 1
+        return start, start, text
     if head is None:
         keys = ", ".join(blocks)
         raise StepRestoreError(MSG_NO_PLACE.format(where=side.where, keys=keys))
-    text = "".join(blocks.values())
     line_end = side.text.find("\n", head.end_mark.index)
     if line_end < 0:  # the head ends the file, without a final line break
         return len(side.text), len(side.text), newline + text.removesuffix(newline)
@@ -296,4 +435,4 @@ def _check(edited: str, expected: object, where: str) -> None:
         raise StepRestoreError(MSG_NOT_READ_BACK.format(where=where, problem=problem))
 
 
-__all__ = ["ROUTE_KEYS", "StepRestoreError", "restore_step_keys", "restored_diff"]
+__all__ = ["FILE_KEYS", "ROUTE_KEYS", "StepRestoreError", "restore_step_keys", "restored_diff"]

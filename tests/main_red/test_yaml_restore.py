@@ -54,8 +54,10 @@ steps:
       - bash standalone_tests/python_only_compile.sh
 """
 
-# The migration PR: the audit moved to the small CPU queue and the CPU image (wrong),
-# and the install test moved to the L4 pool (right, to be kept).
+# A migration PR that wrote the step's keys on the step itself (incident A's real file has
+# its depends_on at the top level: see test_yaml_restore_file_level.py): the audit moved to
+# the small CPU queue and the CPU image (wrong), and the install test moved to the L4 pool
+# (right, to be kept).
 CURRENT = """\
 group: Miscellaneous
 steps:
@@ -97,7 +99,7 @@ def refused(current: str, green: str, step: str = "s", **kw: Any) -> str:
     return str(caught.value)
 
 
-def test_incident_a_restores_only_the_audit() -> None:
+def test_step_level_keys_are_restored_on_the_step_only() -> None:
     restored = restore(CURRENT, GREEN, AUDIT)
     diff = restored_diff(CURRENT, restored, FILE)
     assert changed_lines(diff) == [
@@ -111,7 +113,7 @@ def test_incident_a_restores_only_the_audit() -> None:
     assert data["steps"][1] == yaml.safe_load(CURRENT)["steps"][1]
 
 
-def test_incident_a_by_label_and_in_crlf() -> None:
+def test_step_level_keys_by_label_and_in_crlf() -> None:
     crlf, green = CURRENT.replace("\n", "\r\n"), GREEN.replace("\n", "\r\n")
     restored = restore(crlf, green, "Torch Stable ABI Audit")
     assert restored == restore(CURRENT, GREEN, AUDIT).replace("\n", "\r\n")
