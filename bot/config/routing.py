@@ -1,9 +1,10 @@
 """The `routing` and `migrations` sections: the CI routing check and migration sweeps.
 
-``routing`` says which files of the repository feed vLLM's pipeline generator (a PR
-touching them gets a "CI routing" check run), which steps need the CUDA build, which
-invariant breaks only warn rather than fail the check, and how the generator's tables
-differ from the defaults when ci-infra changed them.
+``routing`` says where vLLM's pipeline generator finds its config (a PR touching it, a file
+under a job directory it names, or one of the extra ``paths``, gets a "CI routing" check
+run), which steps need the CUDA build, which invariant breaks only warn rather than fail
+the check, and how the generator's tables differ from the defaults when ci-infra changed
+them.
 ``migrations`` are sweeps: every step ``select`` matches, less ``exclude``, gets ``set``.
 """
 
@@ -17,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.config.types import Glob, Invariant, PathGlob, PinName, Regex, RepoPath, Word
 
 DEFAULT_CI_CONFIG = ".buildkite/ci_config.yaml"
-DEFAULT_ROUTING_PATHS = (DEFAULT_CI_CONFIG, ".buildkite/test_areas/**")
+# Extra globs only: the config and its job directories always count (read from the config,
+# so a directory it adds later is never left out, as a fixed list once left out two).
+DEFAULT_ROUTING_PATHS: tuple[PathGlob, ...] = ()
 DEFAULT_REQUIRED_KEYS = ("torch-stable-abi-audit",)
 # Every invariant fails the check unless the repository says it only warns.
 DEFAULT_WARNINGS: tuple[Invariant, ...] = ()
@@ -29,7 +32,7 @@ class _Section(BaseModel):
 
 class RoutingConfig(_Section):
     ci_config: RepoPath = DEFAULT_CI_CONFIG
-    paths: tuple[PathGlob, ...] = DEFAULT_ROUTING_PATHS  # a PR touching these is checked
+    paths: tuple[PathGlob, ...] = DEFAULT_ROUTING_PATHS  # a PR touching these is checked too
     required_keys: tuple[Word, ...] = DEFAULT_REQUIRED_KEYS  # steps that need the CUDA build
     required_commands: tuple[Regex, ...] = ()  # ... or whose commands match one of these
     warnings: tuple[Invariant, ...] = DEFAULT_WARNINGS  # reported as neutral, not failure

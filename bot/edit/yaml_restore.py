@@ -53,6 +53,7 @@ from typing import Any
 import yaml
 
 from bot.edit import yaml_parse, yaml_steps
+from bot.edit.yaml_spans import Pair, anchored, content_end, merges, pair_span, shifted
 from bot.edit.yaml_steps import StepEditError
 from bot.service.errors import PermanentError
 
@@ -103,12 +104,10 @@ MSG_NOTHING = "{where}: {keys} already read as at the last green commit: nothing
 MSG_NOT_READ_BACK = "{where}: after the restore the file would not read back as intended: {problem}"
 REASON_OTHER_DATA = "the document would differ from the current one with the keys restored"
 
-_MERGE = "tag:yaml.org,2002:merge"
 _LONE_CR = re.compile(r"\r(?!\n)")
 # A key's value as yaml_steps._typed gives it when it does not count: missing (``.get``
 # gives None), null, empty text or an empty list. A step with one of these inherits.
 _INHERITS: tuple[object, ...] = (None, ("NoneType", None), ("str", ""), [])
-_Pair = tuple[yaml.Node, yaml.Node]
 _Edit = tuple[int, int, str]  # replace text[start:end] with the string
 
 
@@ -139,7 +138,7 @@ class _Side:
         """The key's typed value; None when the mapping has no such key."""
         return self.values.get(yaml_steps._typed(key))
 
-    def pair(self, key: str) -> _Pair | None:
+    def pair(self, key: str) -> Pair | None:
         pairs = [(k, v) for k, v in self.node.value if k.value == key]
         if len(pairs) > 1:
             message = MSG_DUPLICATE_FILE_KEY if self.file_level else MSG_DUPLICATE_KEY
@@ -149,22 +148,22 @@ class _Side:
             self._refuse_anchors(key, pair)
         return pair
 
-    def _refuse_anchors(self, key: str, pair: _Pair | None) -> None:
+    def _refuse_anchors(self, key: str, pair: Pair | None) -> None:
         """A file-level key is copied or edited as text: an anchor there could be used
         elsewhere, an alias or a merge key makes the text not its value."""
-        merged = any(k.tag == _MERGE for k, _ in self.node.value)
-        if merged or (pair is not None and _anchored(self.text, *_pair_span(self.text, pair))):
+        merged = merges(self.node)
+        if merged or (pair is not None and anchored(self.text, *pair_span(self.text, pair))):
             message = MSG_FILE_ANCHORS.format(where=self.where, side=self.side, key=key)
             raise StepRestoreError(message)
 
-    def lines(self, pair: _Pair) -> tuple[int, int]:
+    def lines(self, pair: Pair) -> tuple[int, int]:
         """Where the key's lines start and end (after the last line's break)."""
         key, value = pair
         start = self.text.rfind("\n", 0, key.start_mark.index) + 1
         if self.text[start : key.start_mark.index].strip(" "):
             message = MSG_FIRST_LINE.format(where=self.where, side=self.side, key=key.value)
             raise StepRestoreError(message)
-        end = _content_end(value)
+        end = content_end(value)
         # A block scalar's end mark comes after its line breaks (and blank lines).
         while end > key.end_mark.index and self.text[end - 1] in " \r\n":
             end -= 1
@@ -264,49 +263,10 @@ def _step(
     if node.flow_style:
         raise StepRestoreError(MSG_FLOW_STEP.format(where=where, side=side))
     # One node at several paths: the step itself is used through an alias.
-    shared = len(found) > 1 or _merges(node)
-    if shared or _anchored(text, node.start_mark.index, node.end_mark.index):
+    shared = len(found) > 1 or merges(node)
+    if shared or anchored(text, node.start_mark.index, node.end_mark.index):
         raise StepRestoreError(MSG_ANCHORS.format(where=where, side=side))
     return node, path
-
-
-def _merges(node: yaml.MappingNode) -> bool:
-    return any(key.tag == _MERGE for key, _ in node.value)
-
-
-def _anchored(text: str, start: int, end: int) -> bool:
-    """An anchor or an alias between ``start`` and ``end``."""
-    return any(
-        (isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None)
-        and start <= _index(event.start_mark) < end
-        for event in yaml.parse(text, Loader=yaml.SafeLoader)
-    )
-
-
-def _pair_span(text: str, pair: _Pair) -> tuple[int, int]:
-    """From the key to the end of its value's last line. An alias's node is the anchored
-    one, written before the key: then the key's own line."""
-    key, value = pair
-    line_end = text.find("\n", max(_content_end(value), key.end_mark.index))
-    return key.start_mark.index, len(text) if line_end < 0 else line_end
-
-
-def _index(mark: object) -> int:
-    # The parser's events always carry marks; the stubs allow None.
-    return int(getattr(mark, "index", -1))
-
-
-def _content_end(node: yaml.Node) -> int:
-    """Where the node's last character is: a block collection's end mark lies at the
-    next token, possibly lines further down."""
-    if not isinstance(node, yaml.CollectionNode) or node.flow_style:
-        return int(node.end_mark.index)
-    items: list[yaml.Node] = (
-        [part for pair in node.value for part in pair]
-        if isinstance(node, yaml.MappingNode)
-        else list(node.value)
-    )
-    return max(_content_end(item) for item in items)
 
 
 # --- what goes where ----------------------------------------------------------------
@@ -376,25 +336,18 @@ def _edits(puts: Sequence[_Put], expected: Any, newline: str) -> list[_Edit]:
     return edits
 
 
-def _moved(side: _Side, pair: _Pair, column: int, newline: str) -> str:
+def _moved(side: _Side, pair: Pair, column: int, newline: str) -> str:
     """Green's lines for the key, at ``column`` and with ``newline`` line breaks."""
     start, end = side.lines(pair)
     block = side.text[start:end].replace("\r\n", "\n")
     if not block.endswith("\n"):
         block += "\n"
     shift = column - side.column
-    moved = [_shifted(line, shift) for line in block.split("\n")[:-1]]
+    moved = [shifted(line, shift) for line in block.split("\n")[:-1]]
     return "".join(line + newline for line in moved)
 
 
-def _shifted(line: str, shift: int) -> str:
-    if shift >= 0:
-        return " " * shift + line if line.strip() else line
-    spaces = len(line) - len(line.lstrip(" "))
-    return line[min(spaces, -shift) :]
-
-
-def _replacement(side: _Side, pair: _Pair, lines: str | None, newline: str) -> _Edit:
+def _replacement(side: _Side, pair: Pair, lines: str | None, newline: str) -> _Edit:
     """The edit putting ``lines`` (none: removing the key) in place of the key's lines."""
     start, end = side.lines(pair)
     if end == len(side.text) and not side.text.endswith("\n"):

@@ -1,6 +1,7 @@
 """The writes of a red-on-main episode besides the revert: the issue (found by its marker
 before one is opened), the culprit's PR checked and commented on once, and, when the step
-is green again, the issue and the revert PR closed with a word each.
+is green again, the issue and the revert PR closed with a word each. A lane's issue for
+its missing images is written and closed the same way.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import gidgethub
 
 from bot.github import changes, effects
 from bot.github.issues import edit_issue, open_issue_once
-from bot.main_red import text
+from bot.main_red import images_text, text
+from bot.main_red.lanes import Lane
 from bot.main_red.signals import StepRun
 from bot.main_red.state import SignalDoc
 from bot.main_red.suspects import Suspects
@@ -22,15 +24,14 @@ BROKEN = "broken"
 
 async def write_issue(
     ctx: RepoScope,
-    pipeline: str,
-    name: str,
-    first: StepRun,
+    marker: str,
     doc: SignalDoc,
     title: str,
     body: str,
     save: Callable[[SignalDoc], Awaitable[None]],
 ) -> None:
-    marker = text.MARKER_ISSUE.format(pipeline=pipeline, step=name, since=first.build_number)
+    """Open the episode's issue once (``marker`` finds one a lost record left behind), or
+    bring the open one up to date."""
     labels = ctx.config.main_red.labels if ctx.config.main_red else ()
     if doc.issue is None:
         look_first = bool(doc.extra.get("issue_pending"))
@@ -81,6 +82,7 @@ async def culprit_pull(ctx: RepoScope, suspects: Suspects, notes: list[str]) -> 
 async def comment_culprit(
     ctx: RepoScope,
     pipeline: str,
+    lane: Lane,
     name: str,
     first: StepRun,
     suspects: Suspects,
@@ -95,13 +97,13 @@ async def comment_culprit(
         first=f"#{first.build_number}",
         issue=doc.issue,
     )
-    marker = text.MARKER_CULPRIT.format(pipeline=pipeline, step=name)
+    marker = text.culprit_marker(pipeline, name, lane)
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, pull, body, marker)
     doc.comment_posted = True
 
 
 async def close_episode(
-    ctx: RepoScope, pipeline: str, name: str, run: StepRun, doc: SignalDoc
+    ctx: RepoScope, pipeline: str, lane: Lane, name: str, run: StepRun, doc: SignalDoc
 ) -> None:
     """The step passed again in ``run``: say so once on the issue and close it; close the
     revert PR if it is still open (merged, it is how the step went green)."""
@@ -111,7 +113,7 @@ async def close_episode(
             body = text.COMMENT_GREEN.format(
                 step=name, build=f"#{run.build_number}", commit7=text.short(run.commit)
             )
-            marker = text.MARKER_GREEN.format(pipeline=pipeline, step=name, since=since)
+            marker = text.green_marker(pipeline, name, since, lane)
             await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.issue, body, marker)
             await edit_issue(ctx.gh, ctx.repo, doc.issue, state="closed")
         if doc.revert_pr is not None:
@@ -132,3 +134,19 @@ async def _close_revert(
     marker = text.MARKER_REVERT_DONE.format(step=name, since=since)
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.revert_pr, body, marker)
     await changes.update_pull(ctx.gh, ctx.repo, doc.revert_pr, state="closed")
+
+
+async def close_images(
+    ctx: RepoScope, pipeline: str, lane: Lane, run: StepRun, doc: SignalDoc
+) -> None:
+    """The lane's steps that could not pull their image passed again in ``run``'s build:
+    say so once on the issue and close it."""
+    if doc.issue is None:
+        return
+    since = doc.since or 0
+    body = images_text.COMMENT_IMAGES_GREEN.format(
+        on_main=text.on_main(lane), build=f"#{run.build_number}", commit7=text.short(run.commit)
+    )
+    marker = images_text.images_green_marker(pipeline, since, lane)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, doc.issue, body, marker)
+    await edit_issue(ctx.gh, ctx.repo, doc.issue, state="closed")

@@ -45,7 +45,9 @@ REASON_GREEN = "passed in main build #{number}"
 REASON_GREEN_ON_RETRY = "passed on retry in main build #{number}"
 REASON_LOG_NOT_READ = "the log of main build #{number} could not be read: no verdict"
 REASON_INFRA = "main build #{number} failed on infrastructure: {infra}"
-REASON_NO_SIGNATURE = "no failed test or error line found in the log of main build #{number}"
+REASON_NO_SIGNATURE = (
+    "no failed test, error line or command output found in the log of main build #{number}"
+)
 REASON_DIFFERENT = "main builds #{newer} and #{older} failed differently"
 REASON_NO_GREEN = (
     "failed in every main build read ({count}): no passing run to compare with "
@@ -196,6 +198,14 @@ def last_green(runs: Sequence[StepRun]) -> StepRun | None:
     return runs[index] if index < len(runs) else None
 
 
+def last_episode(runs: Sequence[StepRun]) -> tuple[StepRun, ...]:
+    """The runs from the newest failed one on, newest first: the step's last red streak
+    and the runs before it (all of ``runs`` when the newest failed; empty when none did).
+    What `why-red` explains about a step that is green again."""
+    index = next((i for i, run in enumerate(runs) if not run.passed), len(runs))
+    return tuple(runs[index:])
+
+
 def runs_to_read(runs: Sequence[StepRun]) -> tuple[StepRun, ...]:
     """The failed runs whose logs :func:`judge` needs: the streak's newest few."""
     return red_streak(runs)[:MAX_JUDGED_RUNS]
@@ -278,6 +288,7 @@ __all__ = [
     "StepSignal",
     "first_red",
     "judge",
+    "last_episode",
     "last_green",
     "red_streak",
     "runs_to_read",

@@ -1,4 +1,5 @@
-"""What the bot remembers of one step on main (a store document per pipeline and step).
+"""What the bot remembers of one step on main (a store document per pipeline, lane and
+step; the regular lane's keys are those of before lanes, so old documents read as its).
 
 An *episode* is one red streak, named by its first red build. Each follow-up of an
 episode is recorded once the server confirmed it, and looked for (by its marker or its
@@ -36,13 +37,12 @@ class SignalDoc(StateDoc):
     checked_build: int | None = None  # the newest build judged
 
 
-async def load(ctx: RepoScope, pipeline: str, step: str) -> SignalDoc:
-    return SignalDoc.load(await ctx.store.get_state(Kind.MAIN_SIGNAL, _key(ctx, pipeline, step)))
+async def load(ctx: RepoScope, pipeline: str, step: str, lane: str = "") -> SignalDoc:
+    """``lane`` is the lane's tag: empty for the regular lane."""
+    found = await ctx.store.get_state(Kind.MAIN_SIGNAL, signal_key(ctx.repo, pipeline, step, lane))
+    return SignalDoc.load(found)
 
 
-async def save(ctx: RepoScope, pipeline: str, step: str, doc: SignalDoc) -> None:
-    await ctx.store.put_state(Kind.MAIN_SIGNAL, _key(ctx, pipeline, step), doc.dump())
-
-
-def _key(ctx: RepoScope, pipeline: str, step: str) -> str:
-    return signal_key(ctx.repo, pipeline, step)
+async def save(ctx: RepoScope, pipeline: str, step: str, doc: SignalDoc, lane: str = "") -> None:
+    key = signal_key(ctx.repo, pipeline, step, lane)
+    await ctx.store.put_state(Kind.MAIN_SIGNAL, key, doc.dump())

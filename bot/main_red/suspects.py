@@ -75,8 +75,16 @@ def find_step(steps: Sequence[RoutedStep], key: str) -> RoutedStep | None:
 
 
 async def find_suspects(
-    ctx: RepoScope, step_key: str, green: StepRun, red: StepRun, *, branch: str
+    ctx: RepoScope,
+    step_key: str,
+    green: StepRun,
+    red: StepRun,
+    *,
+    branch: str,
+    lane_env: Mapping[str, str] | None = None,
 ) -> Suspects:
+    """The ranked range between the two runs, the step routed at both ends with the lane's
+    own generator inputs (``lane_env``: a nightly step pulls ``-torch-nightly-cpu``)."""
     routing = ctx.config.routing or RoutingConfig()
     tables = tables_of(routing)
     try:
@@ -97,13 +105,13 @@ async def find_suspects(
     before_routes = await ctx.blocking.run(
         route,
         green_files,
-        env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": green.commit},
+        env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": green.commit, **(lane_env or {})},
         tables=tables,
     )
     after_routes = await ctx.blocking.run(
         route,
         red_files,
-        env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": red.commit},
+        env={"BUILDKITE_BRANCH": branch, "BUILDKITE_COMMIT": red.commit, **(lane_env or {})},
         tables=tables,
     )
     before = find_step(before_routes.steps, step_key)
@@ -152,9 +160,13 @@ async def range_commits(
         notes.append(NOTE_GONE.format(green7=green[:7], red7=red[:7], status=code))
         return [], notes, False
     status = str(compare.get("status") or "")
+    if status == "identical":
+        # The same commit (or trees GitHub calls the same): nothing came between the two
+        # builds and nothing was rewritten; there is simply no commit to rank.
+        return [], notes, True
     if status != "ahead":
         notes.append(NOTE_DIVERGED.format(red7=red[:7], green7=green[:7], status=status))
-        if status in ("behind", "identical"):
+        if status == "behind":
             return [], notes, False
     listed: list[Mapping[str, Any]] = list(compare.get("commits") or [])
     total = int(compare.get("total_commits") or len(listed))

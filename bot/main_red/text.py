@@ -1,9 +1,9 @@
 """The wording of the red-on-main follow-ups: the issue, the comment on the culprit's PR,
 the partial revert PR and its commit, and the `why-red` reply. Pure: text in, text out.
 
-Every body ends in a hidden marker naming the step and the episode (the first red
-build), so a bot that lost its store finds its own issue and comments again instead of
-writing second ones.
+Every body ends in a hidden marker naming the step, the lane and the episode (the first
+red build), so a bot that lost its store finds its own issue and comments again instead of
+writing second ones. The regular lane's markers and titles are those of before lanes.
 """
 
 from __future__ import annotations
@@ -14,19 +14,29 @@ from collections.abc import Sequence
 from bot.github import neutralise
 from bot.github.bot_branches import REVERT_PREFIX
 from bot.main_red.culprit import Ranking, RouteChange
+from bot.main_red.lanes import REGULAR, Lane
 from bot.main_red.signals import StepRun, StepSignal
 from bot.routing.model import RoutedStep
 from bot.routing_check.report import TABLE_HEAD, routing_row
 
-MARKER_ISSUE = "<!-- followup-bot:red-on-main pipeline={pipeline} step={step} since={since} -->"
-MARKER_CULPRIT = "<!-- followup-bot:red-on-main-culprit pipeline={pipeline} step={step} -->"
-MARKER_GREEN = "<!-- followup-bot:green-again pipeline={pipeline} step={step} since={since} -->"
+MARKER_ISSUE = (
+    "<!-- followup-bot:red-on-main pipeline={pipeline} step={step} since={since}{lane} -->"
+)
+MARKER_CULPRIT = "<!-- followup-bot:red-on-main-culprit pipeline={pipeline} step={step}{lane} -->"
+MARKER_GREEN = (
+    "<!-- followup-bot:green-again pipeline={pipeline} step={step} since={since}{lane} -->"
+)
+MARKER_LANE = " lane={lane}"  # in a marker of a lane other than the regular one
 MARKER_REVERT = "<!-- followup-bot:partial-revert step={step} -->"
 MARKER_REVERT_DONE = "<!-- followup-bot:partial-revert-done step={step} since={since} -->"
 TRAILER_REVERT = "Followup-Bot-Revert"
 TRAILER_EDITS = "Followup-Bot-Edits"
 
-ISSUE_TITLE = "`{step}` red on main since build {number}"
+ON_MAIN = "on main"
+ON_MAIN_LANE = "on main ({lane})"
+ISSUE_TITLE = "`{step}` red {on_main} since build {number}"
+LANE_LINE = "Lane `{lane}`: main's builds with {env}, judged apart from main's other builds."
+ENV_ITEM = "`{key}={value}`"
 INTRO = (
     "`{step}` (pipeline `{pipeline}`) has failed on main since build {first} "
     "({commit7}), the same way each time: {signature}. It last passed in build {green} "
@@ -64,6 +74,14 @@ FIX_UNTRUSTED = (
 FIX_REVERT_OPENING = "Partial revert: being opened (this issue is updated with its number)."
 FIX_REVERT_FAILED = "No partial revert: {reason}."
 FIX_REVERT_OFF = "Partial reverts are off (`main_red.revert: false`)."
+FIX_SAME_COMMIT = (
+    "Nothing to revert: the last green and the first red build ran the same commit, so no "
+    "commit of the repository came between them."
+)
+FIX_LANE_NO_REVERT = (
+    "No partial revert from the `{lane}` lane: the bot proposes them from the regular "
+    "lane's builds only (one revert branch per step). Revert by hand if that is the fix."
+)
 IMAGES_HEAD = "### Images of build {build}"
 NOTES_HEAD = "### Notes"
 
@@ -84,11 +102,17 @@ REVERT_INTRO = (
     "one); nothing else of that change is touched. Details: #{issue}."
 )
 REVERT_ROUTE_HEAD = "Route of the step, first red → with this PR:"
+REVERT_FILE_KEYS = (
+    "This puts {keys} back at the top level of `{file}`, where the step inherits it from; "
+    "no other step of the file changes route."
+)
 
 WHY_RED_REPLY = "@{login} {body}"
 WHY_RED_UNKNOWN_STEP = "no step `{step}` in the last {count} main builds of {pipelines}"
-WHY_RED_GREEN = "`{step}` is green on main: it passed in build {build} ({commit7})."
-WHY_RED_STATE = "`{step}` on main: {state} ({reason})."
+WHY_RED_GREEN = "`{step}` is green {on_main}: it passed in build {build} ({commit7})."
+WHY_RED_STATE = "`{step}` {on_main}: {state} ({reason})."
+WHY_RED_LAST_EPISODE = "Its last red run before that: {state} ({reason})."
+WHY_RED_NO_RANKING = "No ranking: no passing run of the step before its red ones to compare with."
 
 # Reasons that a follow-up was not written, said on the issue rather than guessed around.
 NOTE_REVERT_GONE = "the step is no longer in `{file}` on {head7}"
@@ -100,10 +124,41 @@ NOTE_NOT_A_PULL = (
     "so no comment was posted there"
 )
 NOTE_NO_PULL = "the culprit {commit7} names no pull request, so no comment was posted on one"
+NOTE_SAME_COMMIT = (
+    "the last green build {green} and the first red build {red} ran the same commit "
+    "{commit7}: what changed is outside the repository (the lane's inputs, an image, the "
+    "agents), so no commit is ranked"
+)
+WHY_SAME_COMMIT = "the last green and the first red build ran the same commit"
 
 
 def short(sha: str) -> str:
     return sha[:7]
+
+
+def on_main(lane: Lane = REGULAR) -> str:
+    return ON_MAIN if lane.regular else ON_MAIN_LANE.format(lane=lane.name)
+
+
+def lane_mark(lane: Lane) -> str:
+    return MARKER_LANE.format(lane=lane.name) if lane.tag else ""
+
+
+def issue_marker(pipeline: str, step: str, since: int, lane: Lane = REGULAR) -> str:
+    return MARKER_ISSUE.format(pipeline=pipeline, step=step, since=since, lane=lane_mark(lane))
+
+
+def culprit_marker(pipeline: str, step: str, lane: Lane = REGULAR) -> str:
+    return MARKER_CULPRIT.format(pipeline=pipeline, step=step, lane=lane_mark(lane))
+
+
+def green_marker(pipeline: str, step: str, since: int, lane: Lane = REGULAR) -> str:
+    return MARKER_GREEN.format(pipeline=pipeline, step=step, since=since, lane=lane_mark(lane))
+
+
+def lane_line(lane: Lane) -> str:
+    env = ", ".join(ENV_ITEM.format(key=key, value=value) for key, value in lane.env)
+    return LANE_LINE.format(lane=lane.name, env=env)
 
 
 def revert_branch(step: str) -> str:
@@ -198,8 +253,8 @@ def culprit_section(ranking: Ranking, changes: Sequence[RouteChange]) -> str:
     return "\n\n".join(parts)
 
 
-def issue_title(step: str, first: StepRun) -> str:
-    return ISSUE_TITLE.format(step=step, number=f"#{first.build_number}")
+def issue_title(step: str, first: StepRun, lane: Lane = REGULAR) -> str:
+    return ISSUE_TITLE.format(step=step, on_main=on_main(lane), number=f"#{first.build_number}")
 
 
 def issue_body(
@@ -216,6 +271,7 @@ def issue_body(
     fix: str,
     images: str | None,
     notes: Sequence[str],
+    lane: Lane = REGULAR,
 ) -> str:
     green = signal.last_green
     assert green is not None  # a broken step passed before its streak
@@ -230,6 +286,7 @@ def issue_body(
             green=_link(green),
             green7=short(green.commit),
         ),
+        *([] if lane.regular else [lane_line(lane)]),
         signal_table(signal, signatures, before, after),
         ROUTE_AS_OF.format(green7=short(green.commit), red7=short(first.commit)),
         culprit_section(ranking, changes),
@@ -238,9 +295,13 @@ def issue_body(
     if images:
         parts.append(images)
     if notes:
-        parts.append(NOTES_HEAD + "\n" + "\n".join(f"- {note}" for note in notes))
-    parts.append(MARKER_ISSUE.format(pipeline=pipeline, step=step, since=first.build_number))
+        parts.append(notes_section(notes))
+    parts.append(issue_marker(pipeline, step, first.build_number, lane))
     return "\n\n".join(parts)
+
+
+def notes_section(notes: Sequence[str]) -> str:
+    return NOTES_HEAD + "\n" + "\n".join(f"- {note}" for note in notes)
 
 
 def images_section(build_number: int, rows_table: str) -> str:

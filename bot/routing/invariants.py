@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import string
 
-from bot.routing import checks, required
+from bot.routing import checks, model, read, required, yaml_nodes
 from bot.routing.problems import RoutingProblem
 
 # The names are the config's (``bot.config.types.Invariant``).
@@ -29,6 +29,11 @@ INVARIANT_OF_TEMPLATE = {
     checks.MSG_UNKNOWN_DEVICE: "unknown-device",
     checks.MSG_DEVICE_CASE: "unknown-device",
     checks.MSG_UNKNOWN_FIELD: "unknown-field",
+    # Keys the generator reads past, as it does an unknown step field.
+    model.MSG_UNKNOWN_MIRROR: "unknown-field",
+    read.MSG_UNKNOWN_CONFIG_KEY: "unknown-field",
+    read.MSG_UNKNOWN_TOP_LEVEL: "unknown-field",
+    yaml_nodes.MSG_DUPLICATE_KEY: "duplicate-key",
     checks.MSG_DUPLICATE_STEP_KEY: "duplicate-key",
     checks.MSG_UNKNOWN_DEPENDENCY: "missing-dependency",
 }

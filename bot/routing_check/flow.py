@@ -1,8 +1,9 @@
 """The "CI routing" check run: one per PR head, posted once.
 
-A PR touching the generator's files (``routing.paths``) gets, on its head, a check run
-with the steps whose routing changes and an annotation for each rule the PR newly
-breaks. It is looked for before it is made, by name and App, so a redelivery or a
+A PR touching the generator's files (its config, a file under a job directory the base's
+or the head's config names, or an extra ``routing.paths`` glob: ``trigger``) gets, on its
+head, a check run with the steps whose routing changes and an annotation for each rule the
+PR newly breaks. It is looked for before it is made, by name and App, so a redelivery or a
 rerun after a crash posts nothing twice; GitHub takes 50 annotations a request, so
 more go in updates, and a rerun adds only the ones the run does not have yet.
 """
@@ -15,25 +16,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.config.path_globs import path_matches
 from bot.config.routing import RoutingConfig
 from bot.github import effects
+from bot.github.changes import read_file
 from bot.github.ci_files import read_inputs
-from bot.routing.model import route
-from bot.routing.repo_tables import routing_problems, tables_of
+from bot.routing.read import job_dirs_of
+from bot.routing.repo_tables import tables_of
 from bot.routing.tables import RoutingTablesError
 from bot.routing_check.report import (
     CHECK_NAME,
     Finding,
     Report,
     bad_tables_report,
-    compare,
+    pull_report,
     summary,
     title,
 )
+from bot.routing_check.trigger import fixed_trigger, under_job_dirs
 from bot.service.scope import RepoScope
 
 MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit
+JOB_DIRS_CACHE_KIND = "routing-job-dirs"
 
 
 class CheckOutcome(enum.StrEnum):
@@ -57,7 +60,7 @@ async def check_pull(ctx: RepoScope, pull: PullHead, *, app_id: str) -> CheckOut
     if routing is None:
         return CheckOutcome.OFF
     touched = await _touched_paths(ctx, pull.number)
-    if not any(path_matches(path, glob) for path in touched for glob in routing.paths):
+    if not await _touches_routing(ctx, routing, pull, touched):
         return CheckOutcome.NOT_ROUTING
     existing = await _existing_run(ctx, pull.head_sha, app_id)
     if existing is not None and _complete(existing):
@@ -84,6 +87,31 @@ async def _touched_paths(ctx: RepoScope, number: int) -> list[str]:
     return paths
 
 
+async def _touches_routing(
+    ctx: RepoScope, routing: RoutingConfig, pull: PullHead, touched: list[str]
+) -> bool:
+    if fixed_trigger(touched, routing):
+        return True  # the config itself, or an extra glob: no need to read the config
+    base, head = await asyncio.gather(
+        _job_dirs(ctx, routing, pull.base_sha), _job_dirs(ctx, routing, pull.head_sha)
+    )
+    return under_job_dirs(touched, (*base, *head))
+
+
+async def _job_dirs(ctx: RepoScope, routing: RoutingConfig, commit: str) -> tuple[str, ...]:
+    """The job directories ``commit``'s config names (none without a readable config)."""
+    # A commit's file never changes: main's head serves every PR against it.
+    key = (JOB_DIRS_CACHE_KIND, ctx.repo.full_name, commit, routing.ci_config)
+    cached: tuple[str, ...] | None = ctx.cache.get(key)
+    if cached is None:
+        data = await read_file(ctx.gh, ctx.repo, routing.ci_config, commit)
+        # Bytes that are not UTF-8 still name what they can: the model, reading the same
+        # file, says what is wrong with it.
+        text = data.decode("utf-8", errors="replace") if data is not None else ""
+        cached = ctx.cache[key] = await ctx.blocking.run(job_dirs_of, text)
+    return cached
+
+
 async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Report:
     try:
         tables = tables_of(routing)
@@ -94,17 +122,7 @@ async def _report(ctx: RepoScope, routing: RoutingConfig, pull: PullHead) -> Rep
         read_inputs(ctx.gh, ctx.repo, pull.head_sha, routing.ci_config, ctx.cache),
     )
     env = {"BUILDKITE_BRANCH": pull.head_ref}  # the PR's own build, not main's
-    before, after = await asyncio.gather(
-        ctx.blocking.run(route, base, env=env, tables=tables),
-        ctx.blocking.run(route, head, env=env, tables=tables),
-    )
-    return compare(
-        before.steps,
-        after.steps,
-        routing_problems(before, routing, tables),
-        routing_problems(after, routing, tables),
-        warnings=routing.warnings,
-    )
+    return await ctx.blocking.run(pull_report, base, head, routing, tables, env)
 
 
 async def _existing_run(ctx: RepoScope, head_sha: str, app_id: str) -> dict[str, Any] | None:

@@ -1,5 +1,6 @@
 """What the "CI routing" check says about a PR: the steps whose routing changes, the
-rules the PR newly breaks, and the conclusion — pure, from the two routings.
+rules the PR newly breaks, and the conclusion — pure, from the two trees (``pull_report``)
+or the two routings (``compare``).
 
 A problem main already has is not the PR's: it is counted, not annotated, so a PR is
 never failed for someone else's mistake. Problems are told apart by file and message
@@ -8,12 +9,15 @@ never failed for someone else's mistake. Problems are told apart by file and mes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.config.routing import RoutingConfig
 from bot.routing.invariants import UNREADABLE, invariant_of
-from bot.routing.model import RoutedStep
+from bot.routing.model import RoutedStep, route
 from bot.routing.problems import RoutingProblem
+from bot.routing.repo_tables import routing_problems
+from bot.routing.tables import RoutingTables
 
 CHECK_NAME = "CI routing"
 MAX_TABLE_ROWS = 200  # GitHub caps a check run's summary at 65,535 characters
@@ -98,6 +102,26 @@ def compare(
         change.before is not None and change.after is not None for change in changes
     )
     return Report(tuple(changes), unchanged, tuple(findings), old_count)
+
+
+def pull_report(
+    base: Mapping[str, str],
+    head: Mapping[str, str],
+    routing: RoutingConfig,
+    tables: RoutingTables,
+    env: Mapping[str, str],
+) -> Report:
+    """The check on a PR: its base's and its head's ``{path: text}``, routed alike (``env``:
+    the PR's own build), compared."""
+    before = route(base, env=env, tables=tables)
+    after = route(head, env=env, tables=tables)
+    return compare(
+        before.steps,
+        after.steps,
+        routing_problems(before, routing, tables),
+        routing_problems(after, routing, tables),
+        warnings=routing.warnings,
+    )
 
 
 BAD_TABLES = "routing.tables in the config: {reason}"

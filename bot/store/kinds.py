@@ -101,6 +101,8 @@ def migration_key(repo: _Repo | str, name: str) -> str:
     return f"{repo_key(repo)}#migrate/{name}"
 
 
-def signal_key(repo: _Repo | str, pipeline: str, step: str) -> str:
-    """The key of one step's main-branch signal: ``owner/name#red/<pipeline>/<step>``."""
-    return f"{repo_key(repo)}#red/{pipeline}/{step}"
+def signal_key(repo: _Repo | str, pipeline: str, step: str, lane: str = "") -> str:
+    """The key of one step's main-branch signal: ``owner/name#red/<pipeline>/<step>``, and
+    ``@<lane>`` after it for a lane of main other than the regular one (whose documents
+    kept the key they had before lanes: two lanes of a step never share an episode)."""
+    return f"{repo_key(repo)}#red/{pipeline}/{step}" + (f"@{lane}" if lane else "")

@@ -6,9 +6,15 @@ import pytest
 
 from bot.config import messages as msg
 from bot.config.main_red import (
+    DEFAULT_LANES,
     DEFAULT_MAIN_HISTORY_BUILDS,
     DEFAULT_WATCHED_STEPS,
+    MSG_BAD_ENV_NAME,
+    MSG_DUPLICATE_LANE,
+    MSG_LANE_NO_ENV,
+    MSG_LANE_RESERVED,
     ImagesConfig,
+    LaneConfig,
     MainRedConfig,
 )
 from bot.config.parse import parse_repo_config
@@ -126,6 +132,71 @@ def test_an_unknown_main_red_key_is_refused() -> None:
     assert problems[0].startswith(
         at(2, 12, "main_red.reverts", msg.MSG_UNKNOWN_KEY.format(key="reverts"))
     )
+
+
+# --- main_red.lanes -------------------------------------------------------------------
+
+NIGHTLY = LaneConfig(name="torch-nightly", env={"TORCH_NIGHTLY": "1"})
+
+
+def test_by_default_torch_nightly_is_judged_apart() -> None:
+    config = parsed(BUILDKITE + "main_red: {}\n")
+    assert config is not None
+    assert config.lanes == ()
+    assert DEFAULT_LANES == (NIGHTLY,)
+    assert config.judged_lanes() == (NIGHTLY,)
+
+
+def test_configured_lanes_come_before_the_defaults_they_do_not_rename() -> None:
+    text = BUILDKITE + (
+        "main_red:\n"
+        "  lanes:\n"
+        "    - {name: cuda13, env: {CUDA_VERSION: '13.0', BUILD_IMAGE: cuda13}}\n"
+    )
+    config = parsed(text)
+    assert config is not None
+    cuda13 = LaneConfig(name="cuda13", env={"CUDA_VERSION": "13.0", "BUILD_IMAGE": "cuda13"})
+    assert config.lanes == (cuda13,)
+    assert config.judged_lanes() == (cuda13, NIGHTLY)
+    renamed = parsed(BUILDKITE + "main_red: {lanes: [{name: torch-nightly, env: {TN: '1'}}]}\n")
+    assert renamed is not None
+    assert renamed.judged_lanes() == (LaneConfig(name="torch-nightly", env={"TN": "1"}),)
+
+
+def test_a_config_with_lanes_is_hashable() -> None:
+    config = parse_repo_config(BUILDKITE + "main_red: {lanes: [{name: a, env: {A: '1'}}]}\n")
+    assert hash(config) == hash(
+        parse_repo_config(BUILDKITE + "main_red: {lanes: [{name: a, env: {A: '1'}}]}\n")
+    )
+
+
+@pytest.mark.parametrize(
+    ("lanes", "where", "message"),
+    [
+        ("[{name: regular, env: {A: '1'}}]", "3:18: main_red.lanes[0].name", MSG_LANE_RESERVED),
+        ("[{name: x, env: {}}]", "3:26: main_red.lanes[0].env", MSG_LANE_NO_ENV),
+        (
+            "[{name: x, env: {1A: '1'}}]",
+            "3:31: main_red.lanes[0].env.1A.[key]",
+            MSG_BAD_ENV_NAME.format(value="1A"),
+        ),
+        (
+            "[{name: x, env: {A: '1'}}, {name: x, env: {B: '1'}}]",
+            "3:10: main_red.lanes",
+            MSG_DUPLICATE_LANE.format(name="x"),
+        ),
+        ("[{name: x}]", "3:11: main_red.lanes[0].env", msg.MSG_MISSING),
+    ],
+)
+def test_a_lane_needs_its_own_name_and_some_env(lanes: str, where: str, message: str) -> None:
+    assert problems_of(BUILDKITE + f"main_red:\n  lanes: {lanes}\n") == [
+        f"{FILENAME}:{where}: {message}"
+    ]
+
+
+def test_lane_env_values_are_text() -> None:
+    [problem] = problems_of(BUILDKITE + "main_red:\n  lanes: [{name: x, env: {A: 1}}]\n")
+    assert problem.startswith(f"{FILENAME}:3:30: main_red.lanes[0].env.A: expected a string")
 
 
 # --- images ---------------------------------------------------------------------------

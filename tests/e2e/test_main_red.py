@@ -296,3 +296,66 @@ async def test_confirm_a_first_red_job_that_passes_on_retry_is_flaky(ci_env: Har
     assert issues(ci_env) == []
     assert revert_pulls(ci_env) == []
     assert len([r for r in w.ci.requests if r.path.endswith("/retry")]) == 1
+
+
+async def ask_why_red(w: World, pull: dict[str, Any]) -> str:
+    before = len(w.comments(pull))
+    await w.comment(pull, f"@bot why-red {AUDIT_KEY}", by="alice")
+    await w.settle()
+    [reply] = [c for c in w.comments(pull)[before:] if c.startswith("@alice")]
+    return reply
+
+
+async def test_why_red_keeps_the_ranking_in_every_state(ci_env: Harness) -> None:
+    """Red once, broken, unknown (a log naming no failure) and green again: each reply
+    has the table and the ranking of the step's last red streak."""
+    w, culprit_pr, culprit = await incident_a(ci_env)
+    pull = {"number": culprit_pr}
+    ranked = f"{culprit[:7]} \\[CI\\] Route CPU-only steps to CPU queues (#{culprit_pr})"
+    on_main = f"@alice `{AUDIT_KEY}` on main"
+    replies = {}
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    replies["red"] = await ask_why_red(w, pull)
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    replies["broken"] = await ask_why_red(w, pull)
+    # A log that says only that the job failed: no signature to compare.
+    await main_build(
+        w, [World.job(AUDIT_KEY, state="failed", log=["Exited with status 1"]), *others()]
+    )
+    replies["unknown"] = await ask_why_red(w, pull)
+    green = await main_build(w, [audit("passed"), *others()])
+    replies["green"] = await ask_why_red(w, pull)
+
+    assert replies["red"].startswith(f"{on_main}: red (")
+    assert replies["broken"].startswith(f"{on_main}: broken (")
+    assert replies["unknown"].startswith(f"{on_main}: unknown (no failed test, error line")
+    assert replies["green"].startswith(
+        f"@alice `{AUDIT_KEY}` is green on main: it passed in build #{green}"
+    )
+    assert "Its last red run before that: unknown (" in replies["green"]
+    for state, reply in replies.items():
+        assert red_text.SIGNAL_HEAD in reply, state
+        assert ranked in reply, state
+        assert "changed the step's route" in reply, state
+
+
+async def test_a_signal_stored_before_lanes_is_the_regular_lanes(ci_env: Harness) -> None:
+    w, _pr, _culprit = await incident_a(ci_env)
+    first = await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    # An episode a bot without lanes finished, under the key it used (no lane in it).
+    old = {
+        "state": "broken",
+        "reason": "failed the same way",
+        "since": first,
+        "last_green": first - 1,
+        "issue": 4242,
+        "complete": True,
+        "closed": False,
+    }
+    store = ci_env.running.services.store
+    await store.put_state(Kind.MAIN_SIGNAL, f"{DOWNSTREAM}#red/{PIPELINE}/{AUDIT_KEY}", old)
+    writes = len(follow_up_writes(ci_env))
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others()])
+    # Read as the regular lane's episode, finished: no second issue, no write at all.
+    assert issues(ci_env) == []
+    assert len(follow_up_writes(ci_env)) == writes

@@ -25,6 +25,7 @@ from bot.main_red.signals import (
     StepRun,
     first_red,
     judge,
+    last_episode,
     last_green,
     red_streak,
     runs_to_read,
@@ -256,6 +257,16 @@ def test_no_streak_when_the_newest_passed_and_no_green_when_all_failed() -> None
     assert last_green(runs) == runs[0]
     assert last_green(red(2, 1)) is None
     assert last_green([]) is None
+
+
+def test_the_last_episode_starts_at_the_newest_failed_run() -> None:
+    green_again = [run(9, passed=True), run(8, passed=True), *red(7, 6), run(5, passed=True)]
+    assert [r.build_number for r in last_episode(green_again)] == [7, 6, 5]
+    # A step red now: its episode is all of its runs; one never red has none.
+    red_now = [*red(3, 2), run(1, passed=True)]
+    assert last_episode(red_now) == tuple(red_now)
+    assert last_episode([run(2, passed=True), run(1, passed=True)]) == ()
+    assert last_episode([]) == ()
 
 
 @given(st.lists(st.booleans(), max_size=12))

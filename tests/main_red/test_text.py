@@ -12,6 +12,18 @@ from bot.main_red.culprit import (
     Ranking,
     RouteChange,
 )
+from bot.main_red.images_text import (
+    IMAGES_INTRO,
+    IMAGES_OUTRO,
+    IMAGES_TITLE,
+    MARKER_IMAGES,
+    MARKER_IMAGES_GREEN,
+    images_body,
+    images_green_marker,
+    images_marker,
+    images_title,
+)
+from bot.main_red.lanes import REGULAR, Lane
 from bot.main_red.signals import SignalState, StepId, StepRun, StepSignal
 from bot.main_red.text import (
     CANDIDATE_ROW,
@@ -24,6 +36,8 @@ from bot.main_red.text import (
     IMAGES_HEAD,
     INTRO,
     ISSUE_TITLE,
+    MARKER_CULPRIT,
+    MARKER_GREEN,
     MARKER_ISSUE,
     MARKER_REVERT,
     NO_CULPRIT,
@@ -40,12 +54,17 @@ from bot.main_red.text import (
     SIGNAL_ROW,
     TRAILER_EDITS,
     TRAILER_REVERT,
+    culprit_marker,
     culprit_section,
     edits_digest,
     fix_revert,
+    green_marker,
     images_section,
     issue_body,
+    issue_marker,
     issue_title,
+    lane_line,
+    on_main,
     revert_body,
     revert_branch,
     revert_commit_message,
@@ -166,9 +185,58 @@ def test_short_branch_and_digest() -> None:
     assert digest != edits_digest(".buildkite/other.yaml", RED_AUDIT)
 
 
+NIGHTLY = Lane("torch-nightly", (("TORCH_NIGHTLY", "1"),))
+
+
 def test_issue_title() -> None:
-    assert issue_title(STEP, FIRST) == ISSUE_TITLE.format(step=STEP, number="#101")
+    assert issue_title(STEP, FIRST) == ISSUE_TITLE.format(
+        step=STEP, on_main="on main", number="#101"
+    )
     assert issue_title(STEP, FIRST) == "`torch-stable-abi-audit` red on main since build #101"
+    assert issue_title(STEP, FIRST, NIGHTLY) == (
+        "`torch-stable-abi-audit` red on main (torch-nightly) since build #101"
+    )
+
+
+def test_on_main_names_a_lane_other_than_the_regular_one() -> None:
+    assert on_main() == on_main(REGULAR) == "on main"
+    assert on_main(NIGHTLY) == "on main (torch-nightly)"
+
+
+def test_the_regular_lanes_markers_are_those_of_before_lanes() -> None:
+    # A bot upgraded with lanes finds the issues and comments it wrote before them.
+    assert issue_marker(PIPELINE, STEP, 101) == (
+        "<!-- followup-bot:red-on-main pipeline=ci step=torch-stable-abi-audit since=101 -->"
+    )
+    assert culprit_marker(PIPELINE, STEP) == (
+        "<!-- followup-bot:red-on-main-culprit pipeline=ci step=torch-stable-abi-audit -->"
+    )
+    assert green_marker(PIPELINE, STEP, 101) == (
+        "<!-- followup-bot:green-again pipeline=ci step=torch-stable-abi-audit since=101 -->"
+    )
+
+
+def test_another_lanes_markers_name_it() -> None:
+    lane = " lane=torch-nightly"
+    assert issue_marker(PIPELINE, STEP, 101, NIGHTLY) == MARKER_ISSUE.format(
+        pipeline=PIPELINE, step=STEP, since=101, lane=lane
+    )
+    assert culprit_marker(PIPELINE, STEP, NIGHTLY) == MARKER_CULPRIT.format(
+        pipeline=PIPELINE, step=STEP, lane=lane
+    )
+    assert green_marker(PIPELINE, STEP, 101, NIGHTLY) == MARKER_GREEN.format(
+        pipeline=PIPELINE, step=STEP, since=101, lane=lane
+    )
+    # Neither marker is a part of the other: one lane's issue is never taken for another's.
+    assert issue_marker(PIPELINE, STEP, 101) not in issue_marker(PIPELINE, STEP, 101, NIGHTLY)
+
+
+def test_lane_line_lists_the_lanes_environment() -> None:
+    two = Lane("cuda13-nightly", (("CUDA", "13"), ("TORCH_NIGHTLY", "1")))
+    assert lane_line(two) == (
+        "Lane `cuda13-nightly`: main's builds with `CUDA=13`, `TORCH_NIGHTLY=1`, judged apart "
+        "from main's other builds."
+    )
 
 
 # --- signal table ---------------------------------------------------------------------
@@ -298,7 +366,7 @@ def test_empty_route_values_are_shown_as_empty_strings() -> None:
 # --- issue body -----------------------------------------------------------------------
 
 
-def body(*, images: str | None, notes: tuple[str, ...]) -> str:
+def body(*, images: str | None, notes: tuple[str, ...], lane: Lane = REGULAR) -> str:
     return issue_body(
         pipeline=PIPELINE,
         step=STEP,
@@ -312,6 +380,7 @@ def body(*, images: str | None, notes: tuple[str, ...]) -> str:
         fix=FIX_NO_REVERT_CODE,
         images=images,
         notes=notes,
+        lane=lane,
     )
 
 
@@ -333,7 +402,7 @@ def expected_head() -> list[str]:
     ]
 
 
-MARKER = MARKER_ISSUE.format(pipeline=PIPELINE, step=STEP, since=101)
+MARKER = MARKER_ISSUE.format(pipeline=PIPELINE, step=STEP, since=101, lane="")
 
 
 def test_issue_body_without_images_or_notes() -> None:
@@ -357,6 +426,69 @@ def test_issue_body_with_images_and_notes() -> None:
             MARKER,
         ]
     )
+
+
+def test_a_lanes_issue_body_names_the_lane_and_its_marker() -> None:
+    head = expected_head()
+    assert body(images=None, notes=(), lane=NIGHTLY) == "\n\n".join(
+        [head[0], lane_line(NIGHTLY), *head[1:], issue_marker(PIPELINE, STEP, 101, NIGHTLY)]
+    )
+
+
+# --- a lane's images ------------------------------------------------------------------
+
+TABLE = "| tag | registry | pulled by | built by |"
+
+
+def test_images_title_and_markers() -> None:
+    assert images_title(7) == IMAGES_TITLE.format(on_main="on main", number="#7")
+    assert images_title(7, NIGHTLY) == "Images missing on main (torch-nightly) since build #7"
+    assert images_marker(PIPELINE, 7) == MARKER_IMAGES.format(pipeline=PIPELINE, since=7, lane="")
+    assert images_marker(PIPELINE, 7, NIGHTLY) == (
+        "<!-- followup-bot:images-missing pipeline=ci since=7 lane=torch-nightly -->"
+    )
+    assert images_green_marker(PIPELINE, 7, NIGHTLY) == MARKER_IMAGES_GREEN.format(
+        pipeline=PIPELINE, since=7, lane=" lane=torch-nightly"
+    )
+
+
+def test_images_body_of_the_regular_lane() -> None:
+    text = images_body(
+        pipeline=PIPELINE,
+        lane=REGULAR,
+        build=9,
+        commit=RED_SHA,
+        steps=["cpu-small-1", "cpu-@octo"],
+        table=TABLE,
+        since=8,
+    )
+    intro = IMAGES_INTRO.format(
+        build="#9",
+        commit7="bbbbbbb",
+        pipeline=PIPELINE,
+        lane="",
+        steps="`cpu-small-1`, `cpu-@\u2060octo`",
+    )
+    assert text == "\n\n".join([intro, TABLE, IMAGES_OUTRO, images_marker(PIPELINE, 8)])
+
+
+def test_images_body_of_another_lane_names_it() -> None:
+    text = images_body(
+        pipeline=PIPELINE,
+        lane=NIGHTLY,
+        build=9,
+        commit=RED_SHA,
+        steps=["cpu-small-1"],
+        table=TABLE,
+        since=9,
+    )
+    parts = text.split("\n\n")
+    assert parts[0] == lane_line(NIGHTLY)
+    assert parts[1].startswith(
+        "Every step that failed in build #9 (bbbbbbb) of pipeline `ci`, lane `torch-nightly` "
+        "could not pull its image: `cpu-small-1`."
+    )
+    assert parts[-1] == images_marker(PIPELINE, 9, NIGHTLY)
 
 
 # --- partial revert -------------------------------------------------------------------

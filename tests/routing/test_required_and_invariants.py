@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config.routing import RoutingConfig
-from bot.routing import checks, required
+from bot.routing import checks, model, read, required, yaml_nodes
 from bot.routing.invariants import UNREADABLE, invariant_of
 from bot.routing.model import Routes, route
 from bot.routing.problems import RoutingProblem
@@ -81,6 +81,10 @@ def test_the_vllm_tree_audit_before_and_after_incident_a() -> None:
         (checks.MSG_KUBERNETES_NO_POD.format(queue="l4-k8s"), "kubernetes-plugin"),
         (checks.MSG_DUPLICATE_STEP_KEY.format(key="a", file="f", line=1), "duplicate-key"),
         (checks.MSG_UNKNOWN_DEPENDENCY.format(key="nope"), "missing-dependency"),
+        (model.MSG_UNKNOWN_MIRROR.format(target="torch_nightly"), "unknown-field"),
+        (read.MSG_UNKNOWN_CONFIG_KEY.format(key="x"), "unknown-field"),
+        (read.MSG_UNKNOWN_TOP_LEVEL.format(key="x"), "unknown-field"),
+        (yaml_nodes.MSG_DUPLICATE_KEY.format(key="label", first=2), "duplicate-key"),
         (checks.MSG_NO_PRODUCER.format(suffix="-torch-nightly-cpu"), "image-producer"),
         (required.MSG_NOT_REQUIRED.format(key="a", flag="optional"), "required-optional"),
         ("something the model could not read", UNREADABLE),
