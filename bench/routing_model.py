@@ -1,6 +1,6 @@
 """The routing model on the vLLM-shaped tree: routing against reading the YAML alone.
 
-Routes ``sandbox.vllm_ci_tree.vllm_ci_files()`` (15 files, 104 routed steps) ``--runs``
+Routes ``sandbox.vllm_ci_tree.vllm_ci_files()`` (16 files, 104 routed steps) ``--runs``
 times with the default tables and, in the same run, only parses the same files with PyYAML's
 ``safe_load`` (the floor: every route reads each file once). Reports the median time per
 pass of each and the ratio route/parse.

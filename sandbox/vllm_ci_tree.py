@@ -1,14 +1,14 @@
 """A ``.buildkite`` tree shaped like vLLM's, for the routing model, its CLI and the sweep.
 
 ``vllm_ci_files()`` returns ``{path: text}``: ``ci_config.yaml``, the three image builds in
-``.buildkite/image_build/`` and thirteen job files in ``.buildkite/test_areas/`` (99 test
+``.buildkite/image_build/`` and fourteen job files in ``.buildkite/test_areas/`` (99 test
 steps, two with an AMD mirror: 104 routed steps with the builds). It holds the shapes
 ci-routing.md describes:
 
-- Incident A: ``torch-stable-abi-audit`` in ``misc.yaml``, in its fixed form (no device, the
-  file's ``depends_on: image-build``: ``gpu_1_queue``, the CUDA image); with
-  ``incident_a=True`` it is the broken form (``device: cpu-small``,
-  ``depends_on: image-build-cpu``).
+- Incident A: ``torch-stable-abi-audit``, alone in ``torch_abi.yaml`` as in vLLM, in its
+  fixed form (no device, the file's ``depends_on: image-build``: ``gpu_1_queue``, the CUDA
+  image); with ``incident_a=True`` it is the broken form (the step's ``device: cpu-small``,
+  the file's ``depends_on: image-build-cpu``).
 - The migration sweep: 31 steps already ``device: l4`` with 2 or 4 GPUs, and the eight 1-GPU
   L4 steps of ``SWEEP_LABELS`` in five files (``BASIC_ONE_GPU`` already has
   ``num_devices: 1``), on ``gpu_1_queue``; with ``swept=True`` they are ``device: l4`` +
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 CI_CONFIG_PATH = ".buildkite/ci_config.yaml"
 TEST_AREAS = ".buildkite/test_areas"
 AUDIT_KEY = "torch-stable-abi-audit"
-AUDIT_FILE = f"{TEST_AREAS}/misc.yaml"
+AUDIT_FILE = f"{TEST_AREAS}/torch_abi.yaml"
 MULTI_NODE_LABEL = "Distributed Tests (2 Nodes)"
 BASIC_ONE_GPU = "Basic Correctness One GPU"
 STEPS_ON_L4_BEFORE = 31
@@ -194,20 +194,16 @@ def _gpu_files(swept: bool) -> dict[str, str]:
 
 
 def _audit(incident_a: bool) -> str:
+    """vLLM's torch_abi.yaml: one step, its ``depends_on`` at the file level."""
     if incident_a:
-        return _step(
-            "Torch Stable ABI Audit",
-            f"key: {AUDIT_KEY}",
-            "device: cpu-small",
-            "depends_on:",
-            "  - image-build-cpu",
-        )
-    return _step("Torch Stable ABI Audit", f"key: {AUDIT_KEY}")
+        step = _step("Torch Stable ABI Audit", f"key: {AUDIT_KEY}", "device: cpu-small")
+        return _file("Torch ABI", "image-build-cpu", iter([step]))
+    step = _step("Torch Stable ABI Audit", f"key: {AUDIT_KEY}")
+    return _file("Torch ABI", "image-build", iter([step]))
 
 
 def _other_files(incident_a: bool) -> dict[str, str]:
     misc = [
-        _audit(incident_a),
         *_plain("Misc", 4),
         _step("Misc Optional", "device: h200", "optional: true", "soft_fail: true"),
     ]
@@ -222,7 +218,8 @@ def _other_files(incident_a: bool) -> dict[str, str]:
         _step("GH200 Smoke", "device: gh200"),
     ]
     return {
-        AUDIT_FILE: _file("Miscellaneous", "image-build", iter(misc)),
+        AUDIT_FILE: _audit(incident_a),
+        f"{TEST_AREAS}/misc.yaml": _file("Miscellaneous", "image-build", iter(misc)),
         f"{TEST_AREAS}/cpu.yaml": _file("CPU", "image-build-cpu", iter(cpu)),
         f"{TEST_AREAS}/arm.yaml": _file("Arm", "image-build", iter(arm)),
     }
@@ -239,13 +236,7 @@ def vllm_ci_files(*, swept: bool = False, incident_a: bool = False) -> dict[str,
 
 
 def before_incident_a() -> dict[str, str]:
-    """The tree as it was before incident A's migration: the audit step on the CUDA build
-    with ``depends_on: [image-build]`` written on the step itself, so the migration's
-    change of it (and the partial revert's) is a line changed, as in the real fix."""
-    files = vllm_ci_files(incident_a=True)
-    files[AUDIT_FILE] = (
-        files[AUDIT_FILE]
-        .replace("    device: cpu-small\n", "", 1)
-        .replace("      - image-build-cpu\n", "      - image-build\n", 1)
-    )
-    return files
+    """The tree as it was before incident A's migration: the audit on the CUDA build, its
+    file's ``depends_on: [image-build]`` (the migration changes that line and adds the
+    step's ``device``; the real fix, and the partial revert, put both back)."""
+    return vllm_ci_files()

@@ -176,10 +176,11 @@ async def test_incident_a_issue_comment_and_the_two_line_partial_revert(ci_env: 
     after = ci_env.sandbox.read_file(DOWNSTREAM, head, AUDIT_FILE)
     assert before is not None
     assert after is not None
+    # The human fix: the file's depends_on back, the step's device gone.
     assert changed_lines(before, after) == [
+        "-  - image-build-cpu",
+        "+  - image-build",
         "-    device: cpu-small",
-        "-      - image-build-cpu",
-        "+      - image-build",
     ]
     # Nothing else of the migration is touched: the CPU step keeps its new device.
     assert ci_env.sandbox.read_file(DOWNSTREAM, head, CPU_FILE) == ci_env.sandbox.read_file(
