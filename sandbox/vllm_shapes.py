@@ -30,6 +30,19 @@ STATUS_CONTEXT = "buildkite/ci"
 LANDING_CONFIG = "landing:\n  labels_on_approval: [ready]\n  merge_method: squash\n"
 AUDIT_STEP = "torch-stable-abi-audit"
 PIPELINE = "ci"
+# The bot's config for red on main: the pipeline to watch, the routing model's inputs.
+MAIN_RED_CONFIG = (
+    CONFIG
+    + f"""\
+buildkite:
+  organization: vllm
+  pipelines: [{PIPELINE}]
+routing:
+  ci_config: .buildkite/ci_config.yaml
+main_red:
+  labels: [ci-red]
+"""
+)
 FA3_ENTRY = "vllm_flash_attn/_vllm_fa3_C.abi3.so"
 ALLOWLIST = (FA3_ENTRY, "third_party/deep_gemm/_C*.so", "_rocm_C.abi3.so")
 ALLOWLIST_CONFIG = f"""\

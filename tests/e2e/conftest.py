@@ -9,6 +9,7 @@ import pytest
 
 from bot.abi.log import PASSED
 from sandbox.harness import Harness, harness
+from sandbox.oci_registry import RegistryServer, running_registry
 from sandbox.scenario import World
 from sandbox.vllm_shapes import (
     ABI_CHECK_FILE,
@@ -24,6 +25,13 @@ from sandbox.vllm_shapes import (
 
 UPSTREAM_INSTALLATION = 11
 DOWNSTREAM_INSTALLATION = 22
+
+
+@pytest.fixture
+async def registry(tmp_path: Path) -> AsyncIterator[RegistryServer]:
+    """A real OCI registry (Debian's distribution registry) with token auth."""
+    async with running_registry(tmp_path / "registry", auth="token") as server:
+        yield server
 
 
 def seed(env: Harness, *, config: str = CONFIG, pin_template: str = PIN_TEMPLATE) -> str:

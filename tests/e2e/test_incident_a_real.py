@@ -24,7 +24,7 @@ from bot.routing_check.report import CHECK_NAME
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness
 from sandbox.scenario import World
-from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+from sandbox.vllm_shapes import DOWNSTREAM, MAIN_RED_CONFIG, PIPELINE
 from tests.real_data import needs_pack, trees
 
 pytestmark = needs_pack
@@ -62,18 +62,6 @@ AUDIT_RED = (
     "_C_AVX2.abi3.so, _C_AVX512.abi3.so",
     "🚨 Error: The command exited with status 1",
     "user command error: exit status 1",
-)
-RED_CONFIG = (
-    CONFIG
-    + f"""\
-buildkite:
-  organization: vllm
-  pipelines: [{PIPELINE}]
-routing:
-  ci_config: .buildkite/ci_config.yaml
-main_red:
-  labels: [ci-red]
-"""
 )
 
 
@@ -118,7 +106,7 @@ async def test_incident_a_on_vllms_real_tree_gives_exactly_the_human_fix(
 ) -> None:
     files = real_files()
     w = World(ci_env)
-    w.downstream(w.upstream(), config=RED_CONFIG, files=files)
+    w.downstream(w.upstream(), config=MAIN_RED_CONFIG, files=files)
     w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     w.person("alice", "write")
     await w.start()

@@ -28,22 +28,11 @@ from sandbox.vllm_ci_tree import (
     before_incident_a,
     vllm_ci_files,
 )
-from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+from sandbox.vllm_shapes import DOWNSTREAM, MAIN_RED_CONFIG, PIPELINE
 
 CPU_FILE = f"{TEST_AREAS}/cpu.yaml"
 REVERT_BRANCH = red_text.revert_branch(AUDIT_KEY)
-RED_CONFIG = (
-    CONFIG
-    + f"""\
-buildkite:
-  organization: vllm
-  pipelines: [{PIPELINE}]
-routing:
-  ci_config: .buildkite/ci_config.yaml
-main_red:
-  labels: [ci-red]
-"""
-)
+RED_CONFIG = MAIN_RED_CONFIG
 AUDIT_FAILURE = (
     "Checking vllm/_C_AVX2.abi3.so",
     "FAILED tests/abi/test_stable_abi.py::test_extensions_are_stable - AssertionError",

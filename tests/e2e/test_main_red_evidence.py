@@ -19,7 +19,7 @@ from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness
 from sandbox.scenario import World
 from sandbox.vllm_ci_tree import before_incident_a
-from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+from sandbox.vllm_shapes import DOWNSTREAM, MAIN_RED_CONFIG, PIPELINE
 from tests.main_red.mamba_tree import (
     LAYERS_KEY,
     MAMBA_FILE,
@@ -29,18 +29,6 @@ from tests.main_red.mamba_tree import (
     SSD_README,
 )
 
-RED_CONFIG = (
-    CONFIG
-    + f"""\
-buildkite:
-  organization: vllm
-  pipelines: [{PIPELINE}]
-routing:
-  ci_config: .buildkite/ci_config.yaml
-main_red:
-  labels: [ci-red]
-"""
-)
 CONV_FAILURE = (
     "tests/kernels/mamba/test_causal_conv1d.py ..F",
     "FAILED tests/kernels/mamba/test_causal_conv1d.py::test_causal_conv1d_update[float16]"
@@ -58,7 +46,7 @@ async def mamba_world(env: Harness) -> World:
     """vLLM's tree with the Mamba job file, the pipeline, an author; the bot started."""
     w = World(env)
     files = {**before_incident_a(), MAMBA_FILE: MAMBA_JOBS, CONV_KERNEL: "// conv1d\n"}
-    w.downstream(w.upstream(), config=RED_CONFIG, files=files)
+    w.downstream(w.upstream(), config=MAIN_RED_CONFIG, files=files)
     w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     w.person("alice", "write")
     await w.start()

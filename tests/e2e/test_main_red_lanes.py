@@ -25,7 +25,7 @@ from bot.main_red.lanes import Lane
 from bot.store.kinds import Kind, signal_key
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness, harness
-from sandbox.oci_registry import RegistryServer, running_registry
+from sandbox.oci_registry import RegistryServer
 from sandbox.scenario import World
 from sandbox.vllm_ci_tree import vllm_ci_files
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
@@ -36,12 +36,6 @@ from .test_missing_images import MAIN_REPOSITORY, pull_failed
 NIGHTLY = {"TORCH_NIGHTLY": "1"}
 LANE = Lane("torch-nightly", (("TORCH_NIGHTLY", "1"),))
 CPU_STEPS = ("cpu-small-1", "cpu-small-2")
-
-
-@pytest.fixture
-async def registry(tmp_path: Path) -> AsyncIterator[RegistryServer]:
-    async with running_registry(tmp_path / "registry", auth="token") as server:
-        yield server
 
 
 @pytest.fixture

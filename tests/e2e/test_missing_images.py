@@ -22,7 +22,7 @@ from bot.images.text import image_table
 from bot.store.kinds import Kind
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness, harness
-from sandbox.oci_registry import RegistryServer, running_registry
+from sandbox.oci_registry import RegistryServer
 from sandbox.scenario import World
 from sandbox.vllm_ci_tree import vllm_ci_files
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
@@ -34,12 +34,6 @@ PULL_FAILED = (
     "Error response from daemon: manifest for public.ecr.aws/{repository}:{tag} not found: "
     "manifest unknown: Requested image not found",
 )
-
-
-@pytest.fixture
-async def registry(tmp_path: Path) -> AsyncIterator[RegistryServer]:
-    async with running_registry(tmp_path / "registry", auth="token") as server:
-        yield server
 
 
 @pytest.fixture

@@ -28,23 +28,8 @@ from tests.main_red.test_yaml_restore_file_level import (
     TWO_GREEN,
     TWO_RED,
 )
+from tests.routing.trees import BUILDS, CONFIG
 
-CONFIG = """\
-name: vllm_ci
-job_dirs:
-  - .buildkite/test_areas
-registries: registry.example
-repositories:
-  main: main-repo
-  premerge: premerge-repo
-"""
-BUILDS = """\
-steps:
-  - label: ":docker: build image"
-    key: image-build
-  - label: ":docker: build CPU image"
-    key: image-build-cpu
-"""
 ENV = {"BUILDKITE_BRANCH": "main", "BUILDKITE_COMMIT": "abc"}
 TABLES = default_tables()
 
