@@ -33,6 +33,10 @@ MSG_AMD_DIND = "dind: expected true or false (the generator refuses the pipeline
 MSG_NATIVE_NO_PLUGIN = (
     "a native AMD step (dind: false) cannot have no_plugin: the generator refuses the pipeline"
 )
+MSG_AGENT_TAGS_DIND = (
+    "agent_tags on a docker-in-docker AMD step: only native AMD steps (dind: false) take them; "
+    "the generator refuses the pipeline"
+)
 MSG_NATIVE_MULTI_NODE = (
     "a native AMD step (dind: false) cannot run on several nodes: the generator refuses it"
 )
@@ -84,6 +88,7 @@ def own_device_route(
         depends_on=depends_on,
         display_label=None,
         tables=tables,
+        agent_tags=bool(fields.get("agent_tags")),
     )
 
 
@@ -111,6 +116,7 @@ def mirror_route(
         depends_on=_keys(amd.get("depends_on")),
         display_label=label if isinstance(label, str) and label else None,
         tables=tables,
+        agent_tags=bool(amd.get("agent_tags")),
     )
 
 
@@ -126,6 +132,7 @@ def _route(
     depends_on: tuple[str, ...],
     display_label: str | None,
     tables: RoutingTables,
+    agent_tags: bool,
 ) -> AmdRoute:
     native = dind is False
     device_gpus = tables.amd_device_gpus.get(device)
@@ -140,6 +147,8 @@ def _route(
         depends_on=amd_depends_on(depends_on, tables),
     )
     refusal = _refusal(route, device_gpus, dind, no_plugin, no_gpu)
+    if refusal is None and agent_tags and dind is not False:
+        refusal = MSG_AGENT_TAGS_DIND
     return route if refusal is None else AmdRoute(**{**route.__dict__, "refusal": refusal})
 
 

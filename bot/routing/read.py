@@ -13,7 +13,8 @@ mapping, ``steps`` that is not a list, a step that is not a mapping or has no te
 known step field whose value the generator's model cannot coerce (``step_fields``), a file's
 truthy ``group`` that is not text or truthy ``depends_on`` that is not a list of keys, and the
 generator's own cross-field rules (``num_nodes`` needs ``num_devices``; ``concurrency`` and
-``concurrency_group`` go together, the group not blank). Unknown step fields are dropped by the
+``concurrency_group`` go together, the group not blank; ``retry.automatic`` is true, false, a
+mapping or a list). Unknown step fields are dropped by the
 generator: they are kept aside for the model to report, never fatal.
 
 A null (``~``) optional field reads as missing: ``depends_on: ~`` inherits the file's.
@@ -56,6 +57,10 @@ MSG_CONCURRENCY_PAIR = (
     "concurrency and concurrency_group go together: the generator refuses the pipeline"
 )
 MSG_CONCURRENCY_GROUP_BLANK = "concurrency_group is blank: the generator refuses the pipeline"
+MSG_RETRY_AUTOMATIC = (
+    "retry.automatic: expected true, false, a mapping or a list (the generator refuses the "
+    "pipeline)"
+)
 
 _REQUIRED_CONFIG = ("name", "job_dirs", "registries", "repositories")
 _CONFIG_KEYS = frozenset(
@@ -314,6 +319,10 @@ def _cross_field_problems(
     group = values.get("concurrency_group")
     if isinstance(group, str) and not group.strip():
         found.append(("concurrency_group", MSG_CONCURRENCY_GROUP_BLANK))
+    retry = values.get("retry")
+    automatic = retry.get("automatic") if isinstance(retry, dict) else None
+    if automatic is not None and not isinstance(automatic, bool | dict | list):
+        found.append(("retry", MSG_RETRY_AUTOMATIC))
     problems = []
     for name, message in found:
         at = positions.get(name, where)

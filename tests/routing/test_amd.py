@@ -114,6 +114,10 @@ def test_a_mirror_count_comes_from_its_own_fields_first() -> None:
             "  - label: T\n    mirror:\n      amd:\n        label: no device\n",
             model.MSG_BAD_AMD_MIRROR,
         ),
+        (
+            "  - label: T\n    device: mi300_1\n    agent_tags: {pool: a}\n",
+            amd.MSG_AGENT_TAGS_DIND,
+        ),
     ],
 )
 def test_what_the_generator_refuses_on_the_amd_path_is_fatal(steps: str, message: str) -> None:

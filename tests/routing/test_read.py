@@ -76,6 +76,12 @@ def bad(field: str, reason: str) -> str:
             24,
             read.MSG_CONCURRENCY_GROUP_BLANK,
         ),
+        (
+            "steps:\n  - label: t\n    retry:\n      automatic: 3\n",
+            4,
+            7,
+            read.MSG_RETRY_AUTOMATIC,
+        ),
         ("group: [x]\nsteps: []\n", 1, 8, read.MSG_FILE_GROUP),
         ("depends_on: image-build\nsteps:\n  - label: t\n", 1, 13, read.MSG_FILE_DEPENDS_ON),
     ],
