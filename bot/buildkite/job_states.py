@@ -8,6 +8,18 @@ the step's code run either. The one exception is ``expired``: the job never
 ran because no agent took it in time, which is Buildkite's or the fleet's
 failure, not the step's, and a retry is exactly what fixes it.
 
+A job canceled *while it ran* is no failure either: a person (or Buildkite on
+their behalf: a newer build of the branch, ``cancel_on_build_failing``) stopped
+code that had not failed, and Buildkite does not fail a build for it. Such a job
+is its own kind (``is_canceled_job``): shown apart as canceled, never counted
+among the failures, never retried (that would overrule whoever canceled it), and
+no run of its step on main. When it was canceled is its ``finished_at``; who
+canceled it the REST API does not say (neither the job nor the build JSON has a
+canceller; only GraphQL's build has ``canceledBy``), so the bot never names one.
+So ``is_failure`` (what failed: listed, counted, perhaps retried) leaves it out,
+while ``is_hard_failure`` (did a job that ran not pass?) keeps it: a canceled job
+did not pass, and a build with one is not green.
+
 The states are those of the REST API's ``job.state``. A state not listed here
 (a new one Buildkite adds, or GraphQL's generic ``finished``) is none of
 passed, failed or never-ran: the functions below treat it as something to
@@ -34,7 +46,7 @@ PASSED_STATES = frozenset(
 )
 
 # The command ran on an agent and did not pass: the job's own outcome, a failure.
-# A canceled job belongs here too when it had started (see ``ran_and_failed``).
+# A job canceled while it ran is not one (see ``canceled_while_running``).
 RAN_AND_FAILED_STATES = frozenset(
     {
         "failed",  # the command exited non-zero, or the agent under it was lost
@@ -43,7 +55,8 @@ RAN_AND_FAILED_STATES = frozenset(
 )
 
 # Either: a cancel before an agent started the job means it never ran; a cancel of a
-# running job stopped code that did run. Only ``started_at`` tells the two apart.
+# running job stopped code that did run, and is no failure of it either. Only
+# ``started_at`` tells the two apart.
 CANCELED_STATES = frozenset({CANCELED})
 
 # Finished without ever running on an agent.
@@ -100,46 +113,77 @@ def started(job: Mapping[str, Any]) -> bool:
 
 
 def never_ran(job: Mapping[str, Any]) -> bool:
-    """Finished without running on an agent (``expired`` included: see ``is_hard_failure``)."""
+    """Finished without running on an agent (``expired`` included: see ``is_failure``)."""
     if state(job) in CANCELED_STATES:
         return not started(job)
     return state(job) in NEVER_RAN_STATES
 
 
 def ran_and_failed(job: Mapping[str, Any]) -> bool:
-    """The command ran and did not pass (soft-failed or not)."""
-    if state(job) in CANCELED_STATES:
-        return started(job)
+    """The command ran and failed by itself (soft-failed or not): a canceled job did not."""
     return state(job) in RAN_AND_FAILED_STATES
+
+
+def canceled_while_running(job: Mapping[str, Any]) -> bool:
+    """Canceled after an agent had started it: it ran, and someone stopped it."""
+    return state(job) in CANCELED_STATES and started(job)
+
+
+def is_canceled_job(job: Mapping[str, Any]) -> bool:
+    """A script job canceled while it ran, and not retried since: the one to show as
+    canceled (never as a failure, never counted, never retried). One canceled before
+    it started never ran, and is not shown at all."""
+    return is_script(job) and not job.get("retried") and canceled_while_running(job)
 
 
 def not_finished(job: Mapping[str, Any]) -> bool:
     return state(job) in NOT_FINISHED_STATES
 
 
-def is_hard_failure(job: Mapping[str, Any]) -> bool:
+def _counts(job: Mapping[str, Any]) -> bool:
+    """A script job's current attempt that can fail its build: not soft-failed (it does
+    not fail the build), not already retried (its retry is the attempt that counts now)."""
+    return is_script(job) and not job.get("soft_failed") and not job.get("retried")
+
+
+def is_failure(job: Mapping[str, Any]) -> bool:
     """A script job that failed and counts: it ran and failed, or expired waiting for an
-    agent; not soft-failed (it does not fail the build), not already retried (its retry
-    is the attempt that counts now)."""
+    agent. What is listed as failed, counted against the cap and perhaps retried; a job
+    canceled while it ran is not one."""
+    return _counts(job) and (ran_and_failed(job) or state(job) in NO_AGENT_STATES)
+
+
+def is_hard_failure(job: Mapping[str, Any]) -> bool:
+    """A job that counts and did not pass although it ran (or expired): a failure, or a
+    job canceled while it ran. What keeps a build from being green where every job that
+    ran must have passed (a blocked build landing lands); never what to list as failed,
+    count or retry: that is ``is_failure``."""
+    return is_failure(job) or (_counts(job) and canceled_while_running(job))
+
+
+def _no_failure(job: Mapping[str, Any]) -> bool:
+    """In the way of a green build without having failed: it never ran (and not for want
+    of an agent), someone canceled it, or it has not finished."""
     return (
-        is_script(job)
-        and not job.get("soft_failed")
-        and not job.get("retried")
-        and (ran_and_failed(job) or state(job) in NO_AGENT_STATES)
+        (never_ran(job) and state(job) not in NO_AGENT_STATES)
+        or canceled_while_running(job)
+        or not_finished(job)
     )
 
 
-def failed_only_by_jobs_that_never_ran(jobs: Iterable[Mapping[str, Any]]) -> bool:
-    """No hard failure among the current attempts, and every one in the way of a green
-    build never ran (or has not finished): a build in this shape failed because of
-    another job's outcome, and has no failure of its own that a retry could fix."""
+def failed_without_a_failure_of_its_own(jobs: Iterable[Mapping[str, Any]]) -> bool:
+    """No failure among the current attempts, and every one in the way of a green build
+    never ran, was canceled, or has not finished: a build in this shape failed because
+    of another job's outcome or a person's cancel, and has no failure of its own that a
+    retry could fix."""
     current = [job for job in jobs if not job.get("retried")]
-    if any(is_hard_failure(job) for job in current):
+    if any(is_failure(job) for job in current):
         return False
     in_the_way = [
         job for job in current if not job.get("soft_failed") and state(job) not in PASSED_STATES
     ]
-    return bool(in_the_way) and all(
-        (never_ran(job) and state(job) not in NO_AGENT_STATES) or not_finished(job)
-        for job in in_the_way
-    )
+    return bool(in_the_way) and all(_no_failure(job) for job in in_the_way)
+
+
+# The name landing calls it by: canceled jobs, too, are no failure of the build's own.
+failed_only_by_jobs_that_never_ran = failed_without_a_failure_of_its_own

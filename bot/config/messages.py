@@ -89,7 +89,11 @@ MSG_ALLOWLIST_NEEDS_EVIDENCE = (
     "allowlist needs a buildkite section (its evidence is the audit job's log) "
     "or allowlist.wheel_url (the bot audits the wheel itself)"
 )
-MSG_COMPANION_IS_PIN_FILE = "{file} is the pin's own file; list other files under also"
+# The pin's own file needs no entry: every literal of the value in it changes with the pin.
+MSG_COMPANION_IS_PIN_FILE = (
+    "{file} is the pin's own file: the bot already changes every literal of the pinned "
+    "value in it (a set() repeating GIT_TAG's tag too); list other files under also"
+)
 MSG_DUPLICATE_MIGRATION = "duplicate migration name {name!r} (first at migrations[{index}])"
 MSG_DUPLICATE_DEPENDENCY = "pins[{index}] already follows {dependency!r} in {file}"
 

@@ -9,13 +9,23 @@ either written in place (``GIT_TAG 0123abc...``, quoted or not) or through a
 variable (``GIT_TAG ${CUTLASS_REVISION}`` plus ``set(CUTLASS_REVISION "v4.4.2")``
 elsewhere in the same file).
 
-The editor replaces exactly one token and leaves every other byte alone, so a
-bump PR shows a one-line diff a reviewer can trust. It tokenizes CMake (see
-:mod:`bot.edit.cmake_syntax`) rather than using a regex because real files put
-``GIT_TAG`` and ``FetchContent_Declare(`` inside comments, declare the same
-dependency twice (a ``SOURCE_DIR`` branch for local development), and mix quoted
-and bare forms. Whenever the file is in a shape the bot cannot edit with
-certainty it raises :class:`PinError` with the reason instead of guessing.
+An edit changes exactly the pin's literals and leaves every other byte alone, so a
+bump PR shows a diff a reviewer can trust. The pin's literals are its own token
+and every other argument of the file, outside comments, written exactly as its
+value (bare, quoted or bracketed): older vLLM wrote cutlass's tag both as
+``GIT_TAG v3.8.0`` and in ``set(CUTLASS_REVISION "v3.8.0" ...)``, kept in sync by a
+comment, and a bump must not leave one of them stale. Two exceptions keep the
+rule from reaching too far: another pin's value is that pin's, never this one's
+(two pins may share a tag), and a value that names neither a release nor a
+commit (no digit, not a sha: ``main``) has no literal but its own token, since
+such words appear in CMake for other reasons. Comments are never edited.
+
+The editor tokenizes CMake (see :mod:`bot.edit.cmake_syntax`) rather than using a
+regex because real files put ``GIT_TAG`` and ``FetchContent_Declare(`` inside
+comments, declare the same dependency twice (a ``SOURCE_DIR`` branch for local
+development), and mix quoted and bare forms. Whenever the file is in a shape the
+bot cannot edit with certainty it raises :class:`PinError` with the reason instead
+of guessing.
 """
 
 from __future__ import annotations
@@ -74,16 +84,32 @@ class PinError(PermanentError):
 
 
 @dataclass(frozen=True)
+class Span:
+    """One literal of a pin's value: its 1-based line and offsets, without delimiters."""
+
+    line: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Pin:
     dependency: str  # FetchContent_Declare name
     value: str  # the pinned value as written, unquoted (a SHA, a tag like v4.4.2)
-    line: int  # 1-based line of the token that will be edited
+    line: int  # 1-based line of the pin's own token (GIT_TAG's, or set(VAR)'s value)
     start: int  # character offsets of the token in the text (without quotes)
     end: int
     variable: str | None  # set when GIT_TAG is ${VAR} and the edited token is in set(VAR ...)
     repository: str | None  # GIT_REPOSITORY value of the pinned block, informative only
     shallow: bool = False  # GIT_SHALLOW is true: only a tag or branch can be fetched
     shallow_line: int = 0
+    repeats: tuple[Span, ...] = ()  # the value's other literals in the file, in file order
+
+    @property
+    def literals(self) -> tuple[Span, ...]:
+        """Every literal an edit of this pin changes: its own token and the repeats."""
+        own = Span(self.line, self.start, self.end)
+        return tuple(sorted((own, *self.repeats), key=lambda span: span.start))
 
 
 @dataclass(frozen=True)
@@ -100,6 +126,7 @@ class DeclaredPin:
     shallow: bool  # GIT_SHALLOW TRUE / ON / 1 / YES / Y
     editable: bool  # set_pin would edit this declaration's pin
     reason: str | None  # when not editable: set_pin's refusal, word for word
+    repeats: tuple[int, ...] = ()  # lines of the value's other literals (Pin.repeats)
 
 
 @dataclass(frozen=True)
@@ -174,8 +201,9 @@ def read_pin(text: str, dependency: str, *, filename: str = "<text>") -> Pin:
 def set_pin(text: str, dependency: str, new_value: str, *, filename: str = "<text>") -> str:
     """Return ``text`` with the pin of ``dependency`` set to ``new_value``.
 
-    Only the characters of the value token change; quotes, comments, spacing
-    and line endings around it are kept. Unchanged text when already pinned.
+    Only the characters of the pin's literals change (:attr:`Pin.literals`); quotes,
+    comments, spacing and line endings around them are kept. Unchanged text when
+    already pinned.
     """
     if not is_plain_value(new_value):
         raise PinError(MSG_INVALID_NEW_VALUE.format(value=new_value))
@@ -185,7 +213,7 @@ def set_pin(text: str, dependency: str, new_value: str, *, filename: str = "<tex
     refusal = _shallow_refusal(pin, new_value, filename)
     if refusal is not None:
         raise PinError(refusal)
-    return text[: pin.start] + new_value + text[pin.end :]
+    return _replace_spans(text, pin.literals, new_value)
 
 
 def list_pins(text: str, *, filename: str = "<text>") -> list[DeclaredPin]:
@@ -341,9 +369,56 @@ def _declaration_pin(
     variable = _variable_name(tag)
     if variable is None:
         _check_editable(text, filename, "GIT_TAG", tag, variable_reason=REASON_MIXED)
-        return _pin(text, dependency, tag, None, repository, shallow)
-    value = _variable_value(text, commands, variable, tag, filename)
-    return _pin(text, dependency, value, variable, repository, shallow)
+        token = tag
+    else:
+        token = _variable_value(text, commands, variable, tag, filename)
+    pin = _pin(text, dependency, token, variable, repository, shallow)
+    return replace(pin, repeats=_repeats(text, commands, pin))
+
+
+def _repeats(text: str, commands: Sequence[Command], pin: Pin) -> tuple[Span, ...]:
+    """The pin's literals other than its own token (the module's docstring has the rule)."""
+    if not _names_a_release_or_commit(pin.value):
+        return ()
+    taken = _other_pins_tokens(commands, pin.dependency)
+    return tuple(
+        Span(line_of(text, argument.start), argument.start, argument.end)
+        for command in commands
+        for argument in command.arguments
+        if argument.text == pin.value and argument.start not in (pin.start, *taken)
+    )
+
+
+def _names_a_release_or_commit(value: str) -> bool:
+    # Tags and shas carry a digit; a sha of letters only is still hex.
+    return is_commit_sha(value) or any(char.isdigit() for char in value)
+
+
+def _other_pins_tokens(commands: Sequence[Command], dependency: str) -> set[int]:
+    """Start offsets of the values other dependencies' GIT_TAGs take (through set() too)."""
+    taken: set[int] = set()
+    for declaration in _declarations(commands):
+        if declaration.arguments[0].text == dependency:
+            continue
+        for index in _git_tag_indexes(declaration):
+            tag = _tag_value(declaration.arguments, index)
+            variable = None if tag is None else _variable_name(tag)
+            if variable is not None:
+                setters = _setters(commands, variable)
+                taken.update(arg.start for setter in setters for arg in setter.arguments[1:])
+            elif tag is not None:
+                taken.add(tag.start)
+    return taken
+
+
+def _replace_spans(text: str, spans: Sequence[Span], value: str) -> str:
+    """``text`` with each of ``spans`` (in file order, disjoint) replaced by ``value``."""
+    pieces: list[str] = []
+    last = 0
+    for span in spans:
+        pieces += (text[last : span.start], value)
+        last = span.end
+    return "".join(pieces) + text[last:]
 
 
 def _tag_value(arguments: Sequence[Argument], tag_index: int) -> Argument | None:
@@ -390,6 +465,7 @@ def _declared_pin(
         variable_line=pin.line if pin.variable else None,
         editable=refusal is None,
         reason=refusal,
+        repeats=tuple(span.line for span in pin.repeats),
     )
 
 
@@ -554,6 +630,7 @@ __all__ = [
     "DeclaredPin",
     "Pin",
     "PinError",
+    "Span",
     "VariableValue",
     "is_commit_sha",
     "is_plain_value",

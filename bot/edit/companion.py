@@ -8,7 +8,11 @@ as narrowly: only the value's characters are replaced, so quotes, comments, trai
 spaces and CRLF line endings stay as they were. The value is found by
 
 - ``shell``: ``NAME="v"``, ``NAME='v'`` or ``NAME=v`` alone on its line, after an
-  optional ``export`` / ``readonly`` / ``local`` (commented-out lines do not count);
+  optional ``export`` / ``readonly`` / ``local`` (commented-out lines do not count).
+  An assignment from the script's arguments (``$1``..``$9``, ``$OPTARG``, bare or in
+  double quotes, ``${2}`` or ``${1#*=}`` too) is not the value: it overrides the
+  default at run time, as vLLM's ``install_deepgemm.sh`` does in its option branch
+  ``--ref) DEEPGEMM_GIT_REF="$2"``. It is left alone and the default is edited;
 - ``cmake``: the single ``set(NAME v)``, through the CMake tokenizer of the pin editor;
 - ``python``: a module-level ``NAME = "v"`` or ``NAME: str = 'v'``, found with :mod:`ast`;
 - ``yaml``: a key path ``a.b.c`` to a plain or quoted scalar, found on PyYAML's nodes;
@@ -44,6 +48,10 @@ MSG_NOT_FOUND = "{name} is not set in {filename} (it sets: {names})"
 MSG_KEY_NOT_FOUND = "{name} is not in {filename} ({where} has keys: {names})"
 MSG_NOT_A_MAPPING = "{name} is not in {filename}: {where} is not a mapping"
 MSG_SET_TWICE = "{name} is set more than once in {filename} (lines {lines}); cannot tell which"
+MSG_ONLY_FROM_ARGUMENTS = (
+    "{name} is set in {filename} only from the script's arguments (line{s} {lines}); "
+    "there is no default value to edit"
+)
 MSG_NOT_LITERAL = "{filename}:{line}: {name} is not set to a plain value the bot can edit: {reason}"
 MSG_PARSE = "cannot parse {filename} as {format}: {problem}"
 MSG_PATTERN_NONE = "the pattern {pattern!r} matches nothing in {filename}"
@@ -152,13 +160,28 @@ _SHELL_REST = re.compile(r"(?:[ \t]+(?:#.*)?)?\r?")
 _SHELL_SPECIAL = {'"': ("$`", "\\"), "'": ("", ""), "": ("$`~", "\\\"'")}
 
 
+# The whole value of an assignment from the script's (or a function's) arguments:
+# "$2", $OPTARG, "${1#*=}" ("--ref=*)"). Defaults such as ${1:-v} hold a literal: not these.
+_SHELL_FROM_ARGUMENTS = re.compile(
+    r'(?P<quote>"?)\$(?:[1-9]|OPTARG|\{(?:[1-9]|OPTARG)(?:(?:##?|%%?)[^}"\\$`]*)?\})'
+    r"(?P=quote)(?=[ \t;&|)]|\r?$)",
+    re.MULTILINE,
+)
+
+
 def _read_shell(text: str, name: str, filename: str) -> CompanionValue:
     assignments = list(_SHELL_ASSIGNMENT.finditer(text))
     mine = [match for match in assignments if match["name"] == name]
+    defaults = [match for match in mine if not _SHELL_FROM_ARGUMENTS.match(text, match.end())]
+    if mine and not defaults:
+        lines = [line_of(text, match.start()) for match in mine]
+        message = MSG_ONLY_FROM_ARGUMENTS.format(
+            name=name, filename=filename, s="s" if len(lines) > 1 else "", lines=_join(lines)
+        )
+        raise CompanionError(message)
     missing = _not_found(name, filename, (match["name"] for match in assignments))
-    lines = [line_of(text, match.start()) for match in mine]
-    _only_once(name, filename, lines, missing)
-    return _shell_value(text, mine[0].end(), name, filename)
+    _only_once(name, filename, [line_of(text, match.start()) for match in defaults], missing)
+    return _shell_value(text, defaults[0].end(), name, filename)
 
 
 def _shell_value(text: str, start: int, name: str, filename: str) -> CompanionValue:

@@ -12,10 +12,13 @@ Reading the runs (from Buildkite's REST build JSON, jobs with retried jobs):
 
 - a step is its ``step_key`` and, for a ``parallelism: N`` step, its shard
   (``parallel_group_index``): shard is compared with shard, as retry-flaky does;
-- only attempts that ran say anything (``passed``, or ran and failed): one that
-  never ran (skipped, broken, canceled before it started, expired) is ignored,
-  and a build where no attempt of the step ran has no run of it at all: the
-  step was skipped there, which neither breaks a streak nor starts one;
+- only attempts that ran to their end say anything (``passed``, or ran and
+  failed): one that never ran (skipped, broken, canceled before it started,
+  expired) is ignored, and so is one canceled while it ran (a person, or a newer
+  build, stopped it: no failure of the code, and Buildkite does not fail the build
+  for it). A build where no attempt of the step ran to its end has no run of it at
+  all, which neither breaks a streak nor starts one: a build whose only jobs not
+  passed are canceled ones is no red signal;
 - the latest attempt decides whether the run passed; a failure is judged on the
   first attempt that failed (its job, log, exit status and signal reason), the
   one main's code failed before any retry.
@@ -150,7 +153,7 @@ def _build_runs(number: int, build: Mapping[str, Any]) -> dict[StepId, StepRun]:
         if not isinstance(key, str) or not key or not job_states.is_script(job):
             continue
         if job.get("state") != job_states.PASSED and not job_states.ran_and_failed(job):
-            continue  # never ran, or not finished: says nothing about the step
+            continue  # never ran, canceled, or not finished: says nothing about the step
         if job.get("soft_failed"):
             continue  # a soft failure does not fail main's build: no hard failure
         shard = job.get("parallel_group_index")

@@ -4,7 +4,9 @@ A checkout is walked for ``CMakeLists.txt`` and ``*.cmake`` files (never into
 ``.git``, hidden directories or CMake build trees, whose ``_deps`` hold other
 projects' files). Each file's declarations come from ``list_pins``; a dependency
 declared twice in one file (vLLM's ``if(<X>_SRC_DIR) ... else() ... endif()``)
-is one pin, reported at its editable declaration with the others' lines noted.
+is one pin, reported at its editable declaration with the others' lines noted, and
+with the lines where the file repeats its value (``repeats``: the pin's other
+literals, which a bump changes with it).
 Nothing here prints: the CLI renders what ``discover`` returns.
 """
 
@@ -70,6 +72,9 @@ class FoundPin:
     others: tuple[int, ...] = ()  # lines of this dependency's other declarations in the file
     companions: tuple[Companion, ...] = ()
     sync_problems: tuple[str, ...] = ()  # "kept in sync with" comments that led nowhere
+    # Lines of the value's other literals in the file (cutlass's set(CUTLASS_REVISION
+    # "v3.8.0") beside GIT_TAG v3.8.0): a bump changes them with the pin.
+    repeats: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,7 +160,8 @@ def _pins_of_file(
     for group in _by_dependency(declared):
         chosen = _representative(group)
         others = tuple(sorted(pin.line for pin in group if pin is not chosen))
-        anchors = [pin.line for pin in group]
+        # A sync comment may sit by any line holding the value: a repeat's too.
+        anchors = [pin.line for pin in group] + list(chosen.repeats)
         if chosen.variable_line:
             anchors.append(chosen.variable_line)
         companions, problems = sync_companions(
@@ -177,6 +183,7 @@ def _pins_of_file(
             others=others,
             companions=companions,
             sync_problems=problems,
+            repeats=chosen.repeats,
         )
 
 

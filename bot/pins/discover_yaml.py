@@ -24,6 +24,9 @@ WHY_SHALLOW_BRANCH = (
     "GIT_SHALLOW TRUE cannot fetch the commits of a branch, and {value} is not a release tag"
 )
 BRANCH_ASSUMED = "  # the checkout does not say which upstream branch has this commit"
+# The pin's file repeats its value (cutlass's set(CUTLASS_REVISION) beside GIT_TAG): said
+# here, since such a file needs no also: entry and the config refuses one.
+REPEATED = "    # {file} also holds {value} at line{s} {lines}: changed with the pin"
 NO_PINS = "pins: []"
 
 _GITHUB_URL = re.compile(
@@ -111,6 +114,10 @@ def _entry(pin: FoundPin, name: str) -> Iterator[str]:
             yield f"    branch: {DEFAULT_BRANCH}{BRANCH_ASSUMED}"
     yield f"    file: {_scalar(pin.file)}"
     yield f"    dependency: {_scalar(pin.dependency)}"
+    if pin.repeats:
+        lines = ", ".join(str(line) for line in pin.repeats)
+        s = "s" if len(pin.repeats) > 1 else ""
+        yield REPEATED.format(file=pin.file, value=pin.value, s=s, lines=lines)
     if pin.companions:
         yield "    also:"
         for companion in pin.companions:

@@ -1,6 +1,7 @@
 """A PR's builds and their failed jobs: in each configured pipeline, the newest build of
-the PR's head (`pr_builds`, each a `FoundBuild`), and the jobs of a build that failed
-for real (`hard_failures`). Shared by retry-flaky and landing."""
+the PR's head (`pr_builds`, each a `FoundBuild`), the jobs of a build that failed
+for real (`hard_failures`) and those someone canceled while they ran (`canceled_jobs`).
+Shared by retry-flaky and landing."""
 
 from __future__ import annotations
 
@@ -31,9 +32,16 @@ def hard_failures(build: dict[str, Any]) -> list[dict[str, Any]]:
 
     A job that never ran (broken, skipped, canceled before it started) is not one: it is
     not listed, not counted against ``max_failed_jobs`` and not retried, since a retry
-    would not run its step either. ``expired`` still is (no agent took it: infra), and
-    so is a job canceled while it ran (see ``bot.buildkite.job_states``)."""
-    return [job for job in build.get("jobs") or [] if job_states.is_hard_failure(job)]
+    would not run its step either. ``expired`` still is (no agent took it: infra). A job
+    canceled while it ran is not one either: see ``canceled_jobs``."""
+    return [job for job in build.get("jobs") or [] if job_states.is_failure(job)]
+
+
+def canceled_jobs(build: dict[str, Any]) -> list[dict[str, Any]]:
+    """Jobs someone canceled while they ran: listed as canceled, apart from the failures,
+    never counted against ``max_failed_jobs`` and never retried (see
+    ``bot.buildkite.job_states``)."""
+    return [job for job in build.get("jobs") or [] if job_states.is_canceled_job(job)]
 
 
 async def pr_builds(ctx: RepoScope, head: str, number: int) -> list[FoundBuild]:

@@ -1,7 +1,11 @@
 """Why a CI job failed, as far as a retry decision needs to know.
 
 ``classify`` puts one hard-failed Buildkite job in one class, first match
-wins, each with one line of evidence a maintainer can check:
+wins, each with one line of evidence a maintainer can check. A job someone
+canceled (state ``canceled`` or ``canceling``) is no failure at all and comes
+first: **canceled** → never retry, whatever its log says (it stops wherever the
+cancel caught it), with the time of the cancel; Buildkite's REST API does not
+say who canceled it. The failures proper:
 
 0. **image missing**: the log says the registry has no manifest for the image the job
    pulls ("manifest unknown", "manifest for … not found") → never retry: the image was
@@ -27,7 +31,7 @@ otherwise for a known case):
   rank that diverged or deadlocked in the code under test;
 - NCCL connection errors ("Connection closed by remote peer" between ranks):
   one rank died first, and its own failure is the real cause;
-- a job that timed out, or that someone canceled (signal reason ``cancel``).
+- a job that timed out, or that Buildkite failed with the signal reason ``cancel``.
 
 Unknown evidence never counts: a signature of kind ``none`` matches nothing,
 and a log that was not read (``log_tail is None``) is not an empty log.
@@ -42,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -76,6 +81,10 @@ WHY_NO_HISTORY = "no finished main run of this step to compare with"
 WHY_MAIN_DIFFERENT = "main build #{number} failed differently"
 WHY_NOT_SEEN = "main build #{number} passed; never seen passing on retry on main"
 WHY_UNKNOWN_SIGNATURE = "nothing to compare with main"
+# When a job was canceled: its ``finished_at``. Who canceled it, the REST API does not say.
+EVIDENCE_CANCELED = "canceled at {when}"
+EVIDENCE_CANCELED_UNTIMED = "canceled (Buildkite gives no time)"
+CANCELED_TIME_FORMAT = "%Y-%m-%d %H:%M UTC"
 
 
 class FailureClass(StrEnum):
@@ -85,6 +94,7 @@ class FailureClass(StrEnum):
     BROKEN_TRUNK = "broken-trunk"
     FLAKY_BY_HISTORY = "flaky-by-history"
     NEW_FAILURE = "new-failure"
+    CANCELED = "canceled"  # no failure: someone stopped the job (never retried, not counted)
 
 
 RETRY = frozenset({FailureClass.INFRA, FailureClass.KNOWN_FLAKY, FailureClass.FLAKY_BY_HISTORY})
@@ -244,6 +254,7 @@ class Failure:
     signal_reason: str | None
     web_url: str
     log_tail: bytes | None  # None: not read (e.g. expired before running)
+    finished_at: str | None = None  # as Buildkite writes it; for a canceled job, the cancel
 
 
 @dataclass(frozen=True)
@@ -295,15 +306,43 @@ def _excerpt(line: str, matched: LogPattern | FlakyRule) -> str:
     return ("…" if start else "") + excerpt + ("…" if start + EXCERPT_CHARS < len(line) else "")
 
 
+def cancel_time(finished_at: object) -> str | None:
+    """When a canceled job stopped (its ``finished_at``), in UTC; None when unknown."""
+    if not isinstance(finished_at, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(finished_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:  # Buildkite writes UTC with a Z; no zone is taken as UTC
+        moment = moment.astimezone(UTC)
+    return moment.strftime(CANCELED_TIME_FORMAT)
+
+
+def canceled_verdict(finished_at: object) -> Verdict:
+    """A canceled job: no failure, never retried; when, as far as Buildkite says."""
+    when = cancel_time(finished_at)
+    evidence = EVIDENCE_CANCELED_UNTIMED if when is None else EVIDENCE_CANCELED.format(when=when)
+    return Verdict(FailureClass.CANCELED, evidence)
+
+
+def _canceled(failure: Failure) -> Verdict | None:
+    # Before anything the log says: it stops wherever the cancel caught it, and a
+    # retry would overrule whoever stopped the job.
+    if failure.state not in CANCELED_STATES:
+        return None
+    return canceled_verdict(failure.finished_at)
+
+
 def _infra(
     failure: Failure, lines: list[str] | None, patterns: Sequence[LogPattern]
 ) -> Verdict | None:
     infra = FailureClass.INFRA
     reason = (failure.signal_reason or "").lower()
-    # A canceled job (by a person, a newer build or a step timeout) is never
-    # infra, whatever it left behind: the agent reports -1 for a process it
-    # ended on cancel, and the log stops wherever the cancel caught it.
-    if reason == "cancel" or failure.state in CANCELED_STATES:
+    # A job Buildkite failed on a cancel signal is never infra, whatever it left
+    # behind: the agent reports -1 for a process it ended on cancel, and the log
+    # stops wherever the cancel caught it. (A canceled one never gets here.)
+    if reason == "cancel":
         return None
     if failure.exit_status == -1:
         return Verdict(infra, EVIDENCE_AGENT_LOST)
@@ -332,7 +371,7 @@ def _infra(
 
 
 def _image_missing(failure: Failure, lines: list[str] | None) -> Verdict | None:
-    if (failure.signal_reason or "").lower() == "cancel" or failure.state in CANCELED_STATES:
+    if (failure.signal_reason or "").lower() == "cancel":
         return None
     line = image_missing_line(lines)
     if line is None:
@@ -407,7 +446,8 @@ def classify(
         lines = clean_log(failure.log_tail)
     lines = None if lines is None else list(lines)
     verdict = (
-        _image_missing(failure, lines)
+        _canceled(failure)
+        or _image_missing(failure, lines)
         or _infra(failure, lines, infra)
         or _known_flaky(failure, lines, rules)
     )

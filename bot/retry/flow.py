@@ -6,8 +6,10 @@ repeated command, a webhook redelivery or a crash in between never retries a
 job twice and always leaves one comment per PR that tells the whole story.
 
 This module runs one command: permission, the PR's builds (``builds``), each
-failure's verdict (``verdicts``), or a forced retry of one step; the plan is then
-recorded and carried out (``plan``) and shown on the sticky comment (``sticky``).
+failure's verdict (``verdicts``) and the jobs someone canceled while they ran (shown
+apart as canceled, never counted nor retried), or a forced retry of one step; the
+plan is then recorded and carried out (``plan``) and shown on the sticky comment
+(``sticky``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from bot.commands.replies import reply_once
 from bot.github import neutralise
 from bot.github.permissions import Permission, decide, has_write, permission_level
 from bot.retry import text as retry_text
-from bot.retry.builds import FoundBuild, hard_failures, pr_builds
-from bot.retry.plan import carry_out, decided_row, plan_and_carry_out
+from bot.retry.builds import FoundBuild, canceled_jobs, hard_failures, pr_builds
+from bot.retry.plan import canceled_row, carry_out, decided_row, plan_and_carry_out
 from bot.retry.request import Retried, RetryFlakyOutcome, RetryRequest
 from bot.retry.sticky import show_command
 from bot.retry.verdicts import classify_failures, images_note
@@ -73,6 +75,8 @@ async def _run_locked(ctx: RepoScope, request: RetryRequest) -> Retried:
         reason = retry_text.REFUSE_HEAD_MOVED.format(old7=head[:7], new7=now_head[:7])
         return await _refuse(ctx, request, reason)
     items = [(found, *decided_row(job, verdict)) for found, job, verdict in decided]
+    # Canceled jobs are shown apart, after the failures: not counted above, not retried.
+    items += [(found, *canceled_row(job)) for found in builds for job in canceled_jobs(found.build)]
     notes = [
         await images_note(ctx, found, [v for owner, _job, v in decided if owner is found])
         for found in builds

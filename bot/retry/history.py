@@ -52,9 +52,10 @@ class History:
         for build in self.builds:
             if _when(build.get("finished_at")) < since:
                 continue
-            # Only attempts that ran say anything about the step: one that never ran
-            # (broken, skipped, canceled before it started, expired) neither failed nor
-            # passed, and has no log whose signature could be compared.
+            # Only attempts that ran to their end say anything about the step: one that
+            # never ran (broken, skipped, canceled before it started, expired) neither
+            # failed nor passed, and has no log whose signature could be compared; one
+            # canceled while it ran did not fail, and its log stops at the cancel.
             attempts = [
                 job
                 for job in build.get("jobs") or []

@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.retry import text as retry_text
 from bot.retry.builds import FoundBuild
-from bot.retry.classify import Verdict
+from bot.retry.classify import FailureClass, Verdict, canceled_verdict
 from bot.retry.request import Retried, RetryFlakyOutcome, RetryRequest
 from bot.retry.retries import retry_counted
 from bot.retry.sticky import show_command
@@ -44,6 +44,11 @@ def decided_row(job: dict[str, Any], verdict: Verdict) -> tuple[dict[str, Any], 
         why = retry_text.WHY.get(verdict.failure_class.value, verdict.failure_class.value)
         row["action"] = retry_text.ACTION_NOT_RETRIED.format(why=why)
     return row, verdict.retry
+
+
+def canceled_row(job: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A job canceled while it ran: its row says so and when; never retried."""
+    return decided_row(job, canceled_verdict(job.get("finished_at")))
 
 
 async def plan_and_carry_out(
@@ -93,7 +98,8 @@ async def carry_out(ctx: RepoScope, request: RetryRequest, plan: dict[str, Any])
     if forced is not None:
         return Retried(RetryFlakyOutcome.FORCED, forced)
     retried = sum(1 for row in rows if row.get("new_job_id"))
-    return Retried(RetryFlakyOutcome.RETRIED, f"{retried} of {len(rows)}")
+    failures = [row for row in rows if row.get("class") != FailureClass.CANCELED.value]
+    return Retried(RetryFlakyOutcome.RETRIED, f"{retried} of {len(failures)}")
 
 
 async def _act(

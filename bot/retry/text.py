@@ -42,6 +42,8 @@ WHY = {
     "image-missing": "the image it pulls is not in the registry; a retry pulls the same tag",
     "broken-trunk": "it fails the same way on main",
     "new-failure": "it looks like a real failure",
+    # A cancel is someone's decision, and the job did not fail: it is not counted either.
+    "canceled": "it was canceled, not failed (not counted as a failure)",
 }
 OUTCOME_PASSED = "passed on retry (flakiness confirmed)"
 OUTCOME_FAILED = "failed again (not retried again automatically)"

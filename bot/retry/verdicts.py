@@ -55,6 +55,7 @@ async def classify_failures(
             signal_reason=job.get("signal_reason"),
             web_url=str(job.get("web_url") or ""),
             log_tail=tail,
+            finished_at=job.get("finished_at"),
         )
         decided.append(
             (job, classify(failure, history=runs, rules=rules, infra=infra, pr_commit=head))

@@ -1,7 +1,8 @@
 """Laws of the companion editor, on generated files of the five kinds.
 
 For every file: set then read gives the new value; set changes only the value's span;
-set with the current value changes nothing; CRLF files stay CRLF.
+set with the current value changes nothing; CRLF files stay CRLF. A shell file may also
+assign the variable from the script's arguments (an option branch): that line never changes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ values = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._/+@-]{0,30}", fullmatch=True)
 plain_yaml_values = st.from_regex(r"v[0-9][A-Za-z0-9._/+@-]{0,20}", fullmatch=True)
 newlines = st.sampled_from(["\n", "\r\n"])
 trailing = st.sampled_from(["", "  ", "\t", "  # kept in sync with the pin"])
+# Assignments from the script's arguments, as option branches write them.
+overrides = st.sampled_from(
+    [
+        f'            {NAME}="$2"',
+        f"    {NAME}=$OPTARG",
+        f'            {NAME}="${{1#*=}}"; shift',
+        f"  local {NAME}=$1  # a function's argument",
+    ]
+)
 # PyYAML refuses a tab after a quoted scalar.
 yaml_trailing = st.sampled_from(["", "  ", "  # kept in sync with the pin"])
 
@@ -49,6 +59,8 @@ def shell_files(draw: st.DrawFn) -> Case:
     keyword = draw(st.sampled_from(["", "export ", "readonly ", "  local "]))
     target = f"{keyword}{NAME}={quote}{value}{quote}{draw(trailing)}"
     lines = [target, f'# {NAME}="old"', "OTHER_REF=main", 'echo "$DEEPGEMM_GIT_REF"', ""]
+    # The option branch of vLLM's install script: an override, never the value.
+    lines += draw(st.lists(overrides, max_size=2))
     text = "#!/usr/bin/env bash" + newline + _join(draw, lines, newline)
     return Case(
         text, CompanionConfig(file="tools/install.sh", variable=NAME), value, newline, quote

@@ -56,13 +56,20 @@ def test_other_signal_reasons_are_not_infra(reason: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("state", "reason"), [("canceled", None), ("failed", "cancel"), ("canceling", "cancel")]
+    ("state", "reason", "expected"),
+    [
+        ("canceled", None, FailureClass.CANCELED),
+        ("canceling", "cancel", FailureClass.CANCELED),
+        ("failed", "cancel", NEW),
+    ],
 )
-def test_a_canceled_job_is_never_infra(state: str, reason: str | None) -> None:
+def test_a_canceled_job_is_never_infra(
+    state: str, reason: str | None, expected: FailureClass
+) -> None:
     # Exit status -1 and an empty log, or an infra-looking line: still not infra.
     for raw in (b"", log("disk_full"), log("pytest_failures")):
         canceled = failure(raw, state=state, exit_status=-1, signal_reason=reason)
-        assert classify(canceled, history=[]).failure_class is NEW
+        assert classify(canceled, history=[]).failure_class is expected
 
 
 def test_expired_job_never_ran() -> None:
@@ -423,6 +430,7 @@ def test_retry_classes() -> None:
         "broken-trunk",
         "flaky-by-history",
         "new-failure",
+        "canceled",
     ]
 
 
@@ -473,7 +481,12 @@ def test_a_test_named_after_a_missing_manifest_is_not_a_missing_image() -> None:
     assert classify(failure(bk([line])), history=[]).failure_class is NEW
 
 
-def test_a_canceled_pull_of_a_missing_image_is_not_judged_missing() -> None:
+@pytest.mark.parametrize(
+    ("state", "expected"), [("canceled", FailureClass.CANCELED), ("failed", NEW)]
+)
+def test_a_canceled_pull_of_a_missing_image_is_not_judged_missing(
+    state: str, expected: FailureClass
+) -> None:
     raw = bk(["manifest unknown"])
-    verdict = classify(failure(raw, state="canceled", signal_reason="cancel"), history=[])
-    assert verdict.failure_class is NEW
+    verdict = classify(failure(raw, state=state, signal_reason="cancel"), history=[])
+    assert verdict.failure_class is expected

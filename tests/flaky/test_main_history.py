@@ -83,15 +83,27 @@ def test_an_attempt_that_never_ran_is_neither_a_failure_nor_a_retry() -> None:
 def test_a_job_that_ran_still_counts() -> None:
     found, _ = history(
         build(4, attempt("f", "failed"), attempt("p", "passed", retries=1)),
-        build(3, attempt("c", "canceled", started=True)),
         build(2, attempt("t", "timed_out")),
         build(1, attempt("other", "failed", step="other")),
     )
     runs = found.runs(STEP, since=0)
-    assert [run.build_number for run in runs] == [4, 3, 2]
+    assert [run.build_number for run in runs] == [4, 2]
     assert runs[0].passed_on_retry
     assert not runs[1].passed
-    assert not runs[2].passed
+
+
+def test_a_job_canceled_while_it_ran_is_no_run_of_the_step() -> None:
+    # Someone stopped it: it did not fail, and its log stops wherever the cancel caught it.
+    found, _ = history(
+        build(3, attempt("c", "canceled", started=True)),
+        build(2, attempt("f", "failed"), attempt("c2", "canceled", retries=1, started=True)),
+        build(1, attempt("p", "passed")),
+    )
+    runs = found.runs(STEP, since=0)
+    assert [(run.build_number, run.passed, run.passed_on_retry) for run in runs] == [
+        (2, False, False),
+        (1, True, False),
+    ]
 
 
 async def test_signatures_are_read_from_the_attempt_that_ran() -> None:

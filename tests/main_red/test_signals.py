@@ -157,14 +157,56 @@ def test_attempts_that_never_ran_are_ignored_and_a_skipped_build_has_no_run() ->
             job("s", "canceled", id="never-started", retries=2),
         ),
         build(2, job("s", "skipped"), job("s", "expired"), job("s", "running")),
-        build(1, job("s", "canceled", id="stopped", started_at="2026-08-01T00:00:00Z")),
+        build(1, job("s", "failed", id="one")),
     ]
     runs = timelines(builds)[StepId("s")]
     assert [(r.build_number, r.job_id, r.passed) for r in runs] == [
         (3, "ran", False),
-        (1, "stopped", False),
+        (1, "one", False),
     ]
     assert red_streak(runs) == runs  # the skipped build 2 neither breaks nor ends it
+
+
+STOPPED = "2026-08-01T00:00:00Z"
+
+
+def test_a_job_canceled_while_it_ran_is_no_run_and_no_red_signal() -> None:
+    # Someone stopped the step twice in a row after a green run: no failure of the code,
+    # so no red run, let alone a broken step.
+    builds = [
+        build(3, job("s", "canceled", id="c3", started_at=STOPPED, exit_status=-1)),
+        build(2, job("s", "canceled", id="c2", started_at=STOPPED, signal_reason="cancel")),
+        build(1, job("s", "passed", id="green")),
+    ]
+    runs = timelines(builds)[StepId("s")]
+    assert [(r.build_number, r.job_id, r.passed) for r in runs] == [(1, "green", True)]
+    assert red_streak(runs) == ()
+    assert judge(StepId("s"), runs, {}).state is SignalState.GREEN
+    # A build whose only canceled step is that one: the step has no run there at all.
+    assert StepId("t") not in timelines([build(4, job("t", "canceled", started_at=STOPPED))])
+
+
+def test_a_canceled_build_between_two_red_ones_neither_breaks_nor_ends_the_streak() -> None:
+    builds = [
+        build(4, job("s", "failed", id="f4")),
+        build(3, job("s", "canceled", id="c3", started_at=STOPPED)),
+        build(2, job("s", "failed", id="f2")),
+        build(1, job("s", "passed", id="green")),
+    ]
+    runs = timelines(builds)[StepId("s")]
+    assert [r.job_id for r in red_streak(runs)] == ["f4", "f2"]
+    evidence = {"f4": RunEvidence(ABI), "f2": RunEvidence(ABI)}
+    assert judge(StepId("s"), runs, evidence).state is SignalState.BROKEN
+
+
+def test_a_retry_canceled_while_it_ran_leaves_the_first_failure_judged() -> None:
+    listed = build(
+        1,
+        job("s", "failed", id="first", retries=0),
+        job("s", "canceled", id="retry", retries=1, started_at=STOPPED),
+    )
+    (only,) = timelines([listed])[StepId("s")]
+    assert (only.passed, only.job_id, only.passed_on_retry) == (False, "first", False)
 
 
 def test_a_soft_failure_is_no_run_of_the_step() -> None:

@@ -26,6 +26,7 @@ from sandbox.vllm_tree import (
     TRITON_KERNELS_TAG,
     write_vllm_tree,
 )
+from tests import pin_literal_shapes as shapes
 
 # Not editable: GIT_TAG mixes text and a variable; and a pin declared with GIT_TAG twice.
 MIXED = """\
@@ -371,3 +372,92 @@ def test_the_block_writes_branches_tag_families_and_every_companion_form() -> No
     ]
     assert config.pins[2].also == (pattern, shell)
     assert '  - name: "on"\n' in block  # plain, YAML would read a boolean
+
+
+# --- a pin's value written twice, and vLLM's real install script ---------------------
+
+
+def write_literal_shapes(root: Path, *, cutlass: str, deepgemm: str) -> dict[str, str]:
+    """vLLM's early-2025 CMakeLists.txt and the real DeepGEMM files (tests.pin_literal_shapes)."""
+    files = {
+        shapes.CUTLASS_FILE: shapes.cutlass_cmakelists(cutlass),
+        shapes.DEEPGEMM_CMAKE_FILE: shapes.deepgemm_cmake(deepgemm),
+        shapes.DEEPGEMM_SCRIPT_FILE: shapes.install_deepgemm(deepgemm),
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return files
+
+
+def test_the_cutlass_tag_written_twice_is_reported_as_one_pin_with_its_repeat(
+    tmp_path: Path,
+) -> None:
+    files = write_literal_shapes(tmp_path, cutlass="v3.8.0", deepgemm=DEEPGEMM_SHA)
+    text = files["CMakeLists.txt"]
+
+    cutlass = by_dependency(tmp_path)["cutlass"]
+
+    declared = line_of(text, "FetchContent_Declare(\n        cutlass")
+    assert (cutlass.value, cutlass.line, cutlass.variable) == ("v3.8.0", declared, None)
+    assert cutlass.repeats == (line_of(text, "set(CUTLASS_REVISION"),)
+    assert cutlass.editable
+    # The comments name the other line, not a file: no companion, no problem.
+    assert (cutlass.companions, cutlass.sync_problems) == ((), ())
+    assert by_dependency(tmp_path)["vllm-flash-attn"].repeats == ()
+
+
+def test_the_proposed_block_says_where_the_value_repeats_and_proposes_no_also(
+    tmp_path: Path,
+) -> None:
+    files = write_literal_shapes(tmp_path, cutlass="v3.8.0", deepgemm=DEEPGEMM_SHA)
+    text = files["CMakeLists.txt"]
+
+    block = config_block(discover(tmp_path).pins)
+
+    repeated = discover_yaml.REPEATED.format(
+        file="CMakeLists.txt", value="v3.8.0", s="", lines=line_of(text, "set(CUTLASS_REVISION")
+    )
+    assert repeated in block.splitlines()
+    pins = {pin.name: pin for pin in parse_repo_config(block).pins}
+    assert pins["cutlass"].also == ()
+    assert (pins["cutlass"].track, pins["cutlass"].file) == ("tags", "CMakeLists.txt")
+
+
+def test_several_repeats_are_listed_in_the_block() -> None:
+    pin = FoundPin(
+        file="CMakeLists.txt",
+        line=9,
+        dependency="cutlass",
+        repository="https://github.com/nvidia/cutlass.git",
+        value="v3.8.0",
+        kind="tag",
+        raw="v3.8.0",
+        shallow=True,
+        editable=True,
+        reason=None,
+        repeats=(3, 14),
+    )
+
+    expected = "    # CMakeLists.txt also holds v3.8.0 at lines 3, 14: changed with the pin"
+    assert expected in config_block([pin]).splitlines()
+
+
+def test_the_real_install_script_is_proposed_as_its_variable(tmp_path: Path) -> None:
+    # The script also assigns DEEPGEMM_GIT_REF="$2" under --ref): still the variable.
+    write_literal_shapes(tmp_path, cutlass="v3.8.0", deepgemm=DEEPGEMM_SHA)
+
+    deepgemm = by_dependency(tmp_path)["deepgemm"]
+
+    assert deepgemm.companions == (
+        Companion(
+            CompanionConfig(file=shapes.DEEPGEMM_SCRIPT_FILE, variable="DEEPGEMM_GIT_REF"),
+            8,
+            DEEPGEMM_SHA,
+        ),
+    )
+    assert deepgemm.sync_problems == ()
+    pins = {pin.name: pin for pin in parse_repo_config(config_block([deepgemm])).pins}
+    assert pins["deepgemm"].also == (
+        CompanionConfig(file=shapes.DEEPGEMM_SCRIPT_FILE, variable="DEEPGEMM_GIT_REF"),
+    )

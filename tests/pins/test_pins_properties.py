@@ -1,11 +1,17 @@
-"""Laws of the pin editor, checked on generated vLLM-like CMake files."""
+"""Laws of the pin editor, checked on generated vLLM-like CMake files.
+
+The central one: an edit changes exactly the pin's literals. A generated file is a
+template in which every literal of a pin is a placeholder, so the expected text after
+any edit is the template rendered with that pin's new value; the value written
+inside longer arguments and comments (decoys) is plain text and must survive.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bot.edit.cmake_pin import PinError, pin_diff, read_pin, set_pin
@@ -40,8 +46,24 @@ pin_values = st.one_of(shas, tags)
 
 @dataclass(frozen=True)
 class Generated:
-    text: str
+    template: str  # the file, each literal of a pin written as placeholder(dependency)
     values: dict[str, str]  # dependency -> pinned value written in the text
+    crlf: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.render({})
+
+    def render(self, changed: dict[str, str]) -> str:
+        """The file with the pins' values, ``changed`` taking precedence."""
+        text = self.template
+        for dependency, value in {**self.values, **changed}.items():
+            text = text.replace(placeholder(dependency), value)
+        return text.replace("\n", "\r\n") if self.crlf else text
+
+
+def placeholder(dependency: str) -> str:
+    return f"\x00{dependency}\x00"
 
 
 def _variable(dependency: str) -> str:
@@ -68,11 +90,28 @@ SET_TAILS = st.sampled_from(["", " PARENT_SCOPE", ' CACHE STRING "pinned revisio
 AFTER_TAG = st.sampled_from(["GIT_PROGRESS TRUE", "GIT_SHALLOW OFF"])
 NAMES = st.lists(st.sampled_from(DEPENDENCIES), min_size=1, max_size=4, unique=True)
 FILLERS = st.lists(st.sampled_from(FILLER), max_size=2)
+# The value again, as a whole argument: literals of the pin ({literal} is the placeholder).
+MIRRORS = [
+    'set({variable}_REVISION "{literal}" CACHE STRING "keep in sync with GIT_TAG")',
+    "set({variable}_DOCS {literal})",
+    'message(STATUS "{literal}")',
+    "if(WANTED STREQUAL [=[{literal}]=])\nendif()",
+]
+# The value inside longer text, or in a comment: never a literal ({value} is written).
+DECOYS = [
+    'set({variable}_NEXT "{value}-rc1")',
+    'message(STATUS "building {value}")',
+    "# pinned to {value}: keep the set() above in sync",
+    "#[[ GIT_TAG {value} ]]",
+]
+EXTRAS = st.lists(st.sampled_from(MIRRORS + DECOYS), max_size=3)
 
 
 @st.composite
-def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
-    """One dependency: optional SOURCE_DIR branch, the pinned declaration, maybe a set()."""
+def pin_block(draw: st.DrawFn, name: str, value: str, *, mirrors: bool = True) -> str:
+    """One dependency: optional SOURCE_DIR branch, the pinned declaration, maybe a set(),
+    mirrors and decoys of the value (no mirrors when another pin has the same value)."""
+    literal = placeholder(name)
     variable = _variable(name)
     indent = " " * draw(INDENTS)
     command = draw(COMMANDS)
@@ -84,12 +123,12 @@ def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
     setter = ""
     if form in ("variable", "quoted-variable"):
         quoted_value = draw(st.booleans())
-        written = f'"{value}"' if quoted_value else value
+        written = f'"{literal}"' if quoted_value else literal
         tail = draw(SET_TAILS)
         setter = f"set({variable} {written}{tail})\n"
         tag = "${" + variable + "}" if form == "variable" else '"${' + variable + '}"'
     else:
-        tag = {"bare": value, "quoted": f'"{value}"', "bracket": f"[=[{value}]=]"}[form]
+        tag = {"bare": literal, "quoted": f'"{literal}"', "bracket": f"[=[{literal}]=]"}[form]
 
     arguments = [
         name,
@@ -105,26 +144,33 @@ def pin_block(draw: st.DrawFn, name: str, value: str) -> str:
     if draw(st.booleans()):
         source_dir = f"{command}({name} SOURCE_DIR ${{{variable}_SRC_DIR}})\n"
         pinned = f"if({variable}_SRC_DIR)\n{source_dir}else()\n{pinned}endif()\n"
-    return setter + pinned if draw(st.booleans()) else pinned + setter
+    block = setter + pinned if draw(st.booleans()) else pinned + setter
+    extras = [
+        extra.format(variable=variable, literal=literal, value=value) + "\n"
+        for extra in draw(EXTRAS)
+        if mirrors or extra in DECOYS
+    ]
+    cut = draw(st.integers(0, len(extras)))
+    return "".join(extras[:cut]) + block + "".join(extras[cut:])
 
 
 @st.composite
-def cmake_files(draw: st.DrawFn) -> Generated:
+def cmake_files(draw: st.DrawFn, *, shared: bool = False) -> Generated:
+    """A file of pins; ``shared``: every pin has the same value (and so no mirrors)."""
     names = draw(NAMES)
-    values = {name: draw(pin_values) for name in names}
+    one = draw(pin_values)
+    values = {name: one if shared else draw(pin_values) for name in names}
     parts = ["cmake_minimum_required(VERSION 3.26)\ninclude(FetchContent)\n"]
     for name in names:
+        alone = list(values.values()).count(values[name]) == 1
         parts.extend(draw(FILLERS))
-        parts.append(draw(pin_block(name, values[name])))
-    text = "\n".join(parts)
-    if draw(st.booleans()):
-        text = text.replace("\n", "\r\n")
-    return Generated(text, values)
+        parts.append(draw(pin_block(name, values[name], mirrors=alone)))
+    return Generated("\n".join(parts), values, draw(st.booleans()))
 
 
 @st.composite
-def file_and_dependency(draw: st.DrawFn) -> tuple[Generated, str]:
-    generated = draw(cmake_files())
+def file_and_dependency(draw: st.DrawFn, *, shared: bool = False) -> tuple[Generated, str]:
+    generated = draw(cmake_files(shared=shared))
     return generated, draw(st.sampled_from(sorted(generated.values)))
 
 
@@ -144,18 +190,46 @@ def test_reads_the_value_that_was_written(case: tuple[Generated, str]) -> None:
 
 @LAWS
 @given(file_and_dependency(), pin_values)
-def test_set_pin_changes_exactly_the_value_token(
+def test_an_edit_changes_exactly_the_pins_literals(
     case: tuple[Generated, str], new_value: str
 ) -> None:
     generated, dependency = case
-    old = generated.text
-    pin = read_pin(old, dependency)
 
-    new = set_pin(old, dependency, new_value)
+    new = set_pin(generated.text, dependency, new_value)
 
-    assert new[: pin.start] == old[: pin.start]
-    assert new[pin.start : pin.start + len(new_value)] == new_value
-    assert new[pin.start + len(new_value) :] == old[pin.end :]
+    assert new == generated.render({dependency: new_value})
+
+
+@LAWS
+@given(file_and_dependency(shared=True), pin_values)
+def test_pins_sharing_a_value_move_alone(case: tuple[Generated, str], new_value: str) -> None:
+    generated, dependency = case
+
+    new = set_pin(generated.text, dependency, new_value)
+
+    assert new == generated.render({dependency: new_value})
+
+
+@LAWS
+@given(file_and_dependency())
+def test_an_unchanged_value_makes_no_change(case: tuple[Generated, str]) -> None:
+    generated, dependency = case
+
+    assert set_pin(generated.text, dependency, generated.values[dependency]) == generated.text
+
+
+@LAWS
+@given(file_and_dependency())
+def test_the_literals_are_where_the_value_was_written(case: tuple[Generated, str]) -> None:
+    generated, dependency = case
+    text = generated.text
+
+    pin = read_pin(text, dependency)
+
+    assert {text[span.start : span.end] for span in pin.literals} == {pin.value}
+    marked = generated.template.replace("\n", "\r\n") if generated.crlf else generated.template
+    assert len(pin.literals) == marked.count(placeholder(dependency))
+    assert all(span.line == text.count("\n", 0, span.start) + 1 for span in pin.literals)
 
 
 @LAWS
@@ -197,6 +271,8 @@ def test_setting_back_the_old_value_restores_the_text(
 ) -> None:
     generated, dependency = case
     old_value = generated.values[dependency]
+    # A value the file already holds elsewhere would be one of this pin's literals too.
+    assume(new_value not in generated.values.values())
 
     bumped = set_pin(generated.text, dependency, new_value)
 
@@ -205,7 +281,9 @@ def test_setting_back_the_old_value_restores_the_text(
 
 @LAWS
 @given(file_and_dependency(), pin_values)
-def test_diff_shows_one_line_replaced(case: tuple[Generated, str], new_value: str) -> None:
+def test_diff_shows_the_literals_lines_replaced(
+    case: tuple[Generated, str], new_value: str
+) -> None:
     generated, dependency = case
     new = set_pin(generated.text, dependency, new_value)
 
@@ -213,7 +291,8 @@ def test_diff_shows_one_line_replaced(case: tuple[Generated, str], new_value: st
 
     removed = [line for line in body if line.startswith("-")]
     added = [line for line in body if line.startswith("+")]
-    expected = int(new_value != generated.values[dependency])
+    lines = {span.line for span in read_pin(generated.text, dependency).literals}
+    expected = len(lines) if new_value != generated.values[dependency] else 0
     assert (len(removed), len(added)) == (expected, expected)
 
 
