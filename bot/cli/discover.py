@@ -32,6 +32,7 @@ MSG_NO_VALUE = "  value unknown"
 MSG_RAW_ONLY = "  GIT_TAG {raw}, value unknown"
 MSG_SHALLOW = "  GIT_SHALLOW TRUE: only a tag or a branch can be fetched"
 MSG_OTHERS = "  also declared at line{s} {lines}: reported once, here"
+MSG_REPEATS = "  the value is also written at line{s} {lines}: changed with the pin"
 MSG_UNEDITABLE = "  cannot edit: {reason}"
 MSG_COMPANION = "  kept in sync with {file}:{line}, {how}: {value}"
 MSG_SYNC_PROBLEM = "  {problem}"
@@ -80,6 +81,9 @@ def _pin_lines(pin: FoundPin) -> Iterator[str]:
     if pin.others:
         lines = ", ".join(str(line) for line in pin.others)
         yield MSG_OTHERS.format(s="s" if len(pin.others) > 1 else "", lines=lines)
+    if pin.repeats:
+        lines = ", ".join(str(line) for line in pin.repeats)
+        yield MSG_REPEATS.format(s="s" if len(pin.repeats) > 1 else "", lines=lines)
     if not pin.editable:
         yield MSG_UNEDITABLE.format(reason=pin.reason)
     for companion in pin.companions:

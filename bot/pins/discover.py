@@ -147,6 +147,7 @@ def _pin_json(pin: FoundPin) -> dict[str, Any]:
         "shallow": pin.shallow,
         "editable": pin.editable,
         "reason": pin.reason,
+        "repeats": list(pin.repeats),
         "companions": [
             {"file": companion.config.file, "line": companion.line, "value": companion.value}
             for companion in pin.companions

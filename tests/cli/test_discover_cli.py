@@ -28,7 +28,7 @@ from sandbox.vllm_tree import (
 DEEPGEMM = f"{EXTERNAL}/deepgemm.cmake"
 FLASH_ATTN = f"{EXTERNAL}/vllm_flash_attn.cmake"
 KEYS = ["file", "line", "dependency", "repository", "value", "kind", "shallow", "editable"]
-KEYS += ["reason", "companions"]
+KEYS += ["reason", "repeats", "companions"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -103,6 +103,7 @@ def test_discover_json_is_exactly_the_documented_schema(
         "shallow": True,
         "editable": True,
         "reason": None,
+        "repeats": [],
         "companions": [],
     }
     assert pins["deepgemm"]["companions"] == [
@@ -263,3 +264,19 @@ def test_discover_shows_a_sync_comment_that_led_nowhere(
     assert code == 0
     assert cli.MSG_SYNC_PROBLEM.format(problem=problem) + "\n" in out
     assert "    also:" not in out  # nothing proposed for a file out of sync
+
+
+def test_discover_names_the_lines_that_repeat_a_pins_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vLLM's CMakeLists.txt of early 2025 wrote cutlass's tag in GIT_TAG and in
+    set(CUTLASS_REVISION ...): both change with the pin, and discover says so."""
+    from tests.pin_literal_shapes import CUTLASS_FILE, cutlass_cmakelists
+
+    (tmp_path / CUTLASS_FILE).write_text(cutlass_cmakelists("v3.8.0"), encoding="utf-8")
+    code, out, _ = run(capsys, "discover", "--repo", str(tmp_path))
+    assert code == 0
+    assert cli.MSG_REPEATS.format(s="", lines="10") in out
+    code, out, _ = run(capsys, "discover", "--repo", str(tmp_path), "--json")
+    [pin] = [pin for pin in json.loads(out)["pins"] if pin["dependency"] == "cutlass"]
+    assert (pin["line"], pin["repeats"]) == (28, [10])
