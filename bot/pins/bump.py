@@ -8,8 +8,10 @@ missed webhook is healed by the next tick and a redelivery writes nothing.
 This module decides; the pieces it decides with live beside it: what a sync
 reads (``facts``), what the bot remembers and what a sync ends in (``state``),
 whose the branch is (``ownership``), upstream history rewritten under a PR
-(``rewritten``), the commit, write-ahead intent and branch move (``push``), the
-PR opened or closed (``pull``) and what the dashboard shows (``snapshot``).
+(``rewritten``), where a pin off the tracked branch still is (``off_branch``), the
+commit, write-ahead intent and branch move (``push``), the PR opened or closed
+(``pull``), release notes published after it (``release_notes``) and what the
+dashboard shows (``snapshot``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bot.edit.cmake_pin import PinError, set_pin
 from bot.github import changes
 from bot.github.changes import DEFAULT_BOT_LOGIN, FileEdit, Repo
 from bot.github.default_branch import default_branch_head
+from bot.pins import off_branch, release_notes
 from bot.pins import text as bump_text
 from bot.pins.companions import check_companions, companion_edits
 from bot.pins.facts import (
@@ -58,10 +61,6 @@ PinSelector = Callable[[PinConfig], bool]
 
 MAX_PUSHES_PER_TARGET = 3  # like AutoRoll: at most 3 changes to the same revision
 
-REASON_UNREACHABLE = (
-    "pinned {value7} is not an ancestor of {upstream}@{branch} ({head7}): compare says "
-    "{status}; upstream history was probably rewritten, so the bot will not guess a bump"
-)
 REASON_THROTTLED = (
     "the bot already pushed {count} times for upstream {target7}; it waits for a new "
     "upstream commit (or `@bot recreate`) rather than keep rebuilding"
@@ -169,8 +168,7 @@ async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> P
         and state.intent is None
         and not await _conflicted(ctx, state, open_pr)
     ):
-        detail = f"already at {bump_text.short(target)}"
-        return PinResult(pin.name, Outcome.UNCHANGED, detail, _number(open_pr))
+        return await _already_there(ctx, pin, state, facts, target)
     newest = facts.pulls[0] if facts.pulls else None
     if open_pr is None and newest is not None and closed_by_human_for(newest, target, state):
         detail = f"#{newest['number']} was closed without merging for {target[:7]}"
@@ -182,6 +180,20 @@ async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> P
     if ctx.clock() < await _cooldown_ends(ctx, pin):
         return PinResult(pin.name, Outcome.COOLDOWN, REASON_COOLDOWN, _number(open_pr))
     return await _bump(ctx, pin, state, facts, target)
+
+
+async def _already_there(
+    ctx: BumpScope, pin: PinConfig, state: PinState, facts: PinFacts, target: str
+) -> PinResult:
+    """The bot's PR is at the target: nothing to rebuild, but a tag's release published
+    since the PR was opened is linked from it."""
+    open_pr = facts.open_pr
+    if facts.tags is not None and open_pr is not None:
+        noted = await release_notes.add_late_notes(ctx, pin, state, open_pr, target)
+        if noted is not None:
+            return noted
+    detail = f"already at {bump_text.short(target)}"
+    return PinResult(pin.name, Outcome.UNCHANGED, detail, _number(open_pr))
 
 
 async def _record_companions(
@@ -256,7 +268,10 @@ async def _bump(
         behind=int(comparison.get("ahead_by") or len(commits)),
         oldest=commit_time(commits[0]) if commits else None,
     )
-    listed = await newest_commits(ctx, upstream, target, comparison)
+    listed, notes = await asyncio.gather(
+        newest_commits(ctx, upstream, facts.pinned, target, comparison),
+        _release_url(ctx, upstream, facts, target),
+    )
     text_out = bump_text.render(
         pin=pin,
         old=facts.pinned,
@@ -264,11 +279,19 @@ async def _bump(
         total_commits=int(comparison.get("total_commits") or 0),
         commits=bump_text.parse_compare_commits(listed),
         compare_url=str(comparison["html_url"]),
-        release_url=await release_url(ctx.gh, upstream, target) if facts.tags else None,
+        release_url=notes,
         also=[edit.path for edit in also],
     )
     edits = [FileEdit(pin.file, new_text.encode("utf-8")), *also]
-    return await _push_and_open(ctx, pin, state, facts, target, edits, text_out)
+    result = await _push_and_open(ctx, pin, state, facts, target, edits, text_out)
+    if facts.tags is not None:
+        release_notes.remember(state, target, notes)
+    return result
+
+
+async def _release_url(ctx: BumpScope, upstream: Repo, facts: PinFacts, target: str) -> str | None:
+    """A tag pin's release notes page for ``target`` (None: a branch pin, or none yet)."""
+    return await release_url(ctx.gh, upstream, target) if facts.tags else None
 
 
 async def _comparison(
@@ -304,14 +327,10 @@ async def _branch_moved_away(
     if status == "behind":
         return await close_not_needed(ctx, pin, state, open_pr, facts.pinned, target, current=False)
     if status != "ahead":
-        reason = REASON_UNREACHABLE.format(
-            value7=bump_text.short(facts.pinned),
-            upstream=pin.upstream,
-            branch=pin.branch,
-            head7=bump_text.short(target),
-            status=status,
-        )
+        # Not on the tracked branch: on another live branch, or upstream rewrote history.
+        reason = await off_branch.refusal(ctx, pin, state, facts.pinned, target, comparison)
         return PinResult(pin.name, Outcome.FAILED, reason)
+    off_branch.forget(state)
     return None
 
 

@@ -2,9 +2,9 @@
 file or companion files it touched, or all of them when it touched the config or when
 the push does not say what it touched.
 
-GitHub lists at most 20 commits in a push payload, each with the files it added,
-modified and removed; a forced push or a longer one is not fully described, so every pin
-is looked at. Before this, every push to main re-synced every pin (3 reads per pin).
+A push webhook lists at most 2,048 commits (the Events API lists 20; the webhook is what
+the bot gets), each with the files it added, modified and removed; a forced push or a
+longer one is not fully described, so every pin is looked at. Before this, every push to main re-synced every pin (3 reads per pin).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from bot.config.models import PinConfig
 from bot.config.parse import CONFIG_PATH
 
-PUSH_COMMITS_CAP = 20  # GitHub's cap on the commits a push payload lists
+PUSH_COMMITS_CAP = 2048  # GitHub's cap on the commits a push webhook lists
 SELECT_ALL: Mapping[str, Any] = {"all": True}
 _FILE_LISTS = ("added", "modified", "removed")
 
@@ -26,7 +26,7 @@ def changed_files(payload: Mapping[str, Any]) -> frozenset[str] | None:
     if payload.get("forced") is True or not isinstance(commits, list):
         return None
     if not commits or len(commits) >= PUSH_COMMITS_CAP:
-        return None  # an empty list is a new branch or a tag; 20 may be a cut list
+        return None  # an empty list is a new branch or a tag; 2,048 may be a cut list
     found: set[str] = set()
     for commit in commits:
         if not isinstance(commit, Mapping):

@@ -247,14 +247,18 @@ def target_of(state: PinState, head: str) -> str:
     return head
 
 
-async def compare(gh: GitHubAPI, upstream: Repo, base: str, head: str) -> dict[str, Any] | None:
+async def compare(
+    gh: GitHubAPI, upstream: Repo, base: str, head: str, *, page: tuple[int, int] | None = None
+) -> dict[str, Any] | None:
     """Upstream's compare of ``base...head`` (None: GitHub does not know one of them).
-    Either may be a branch name, slashes and all (``release/v1``), as on GitHub's web."""
+    Either may be a branch name, slashes and all (``release/v1``), as on GitHub's web.
+    With ``page`` (its number and size), that page of the range's commits."""
     basehead = f"{quote(base, safe='/')}...{quote(head, safe='/')}"
+    paging = {} if page is None else {"page": str(page[0]), "per_page": str(page[1])}
     try:
         data: dict[str, Any] = await gh.getitem(
-            "/repos/{owner}/{repo}/compare/{+basehead}",
-            url_vars=upstream.vars(basehead=basehead),
+            "/repos/{owner}/{repo}/compare/{+basehead}{?per_page,page}",
+            url_vars=upstream.vars(basehead=basehead, **paging),
         )
     except gidgethub.BadRequest as exc:
         if int(exc.status_code) == 404:
@@ -264,19 +268,27 @@ async def compare(gh: GitHubAPI, upstream: Repo, base: str, head: str) -> dict[s
 
 
 async def newest_commits(
-    ctx: BumpScope, upstream: Repo, target: str, comparison: Mapping[str, Any]
+    ctx: BumpScope, upstream: Repo, base: str, target: str, comparison: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """The commits the PR body lists, oldest first, ending at ``target``.
+    """The commits the PR body lists, in the compare's order (oldest first), ending at
+    ``target``: all of ``base...target``, or past the 250 an unpaged compare lists, the
+    newest ``MAX_LISTED_COMMITS`` of the range, read off its last page (or two).
 
-    GitHub's compare lists at most 250 commits, and the *oldest* ones: past that,
-    the newest are read from the commits list at the target instead (one request,
-    only then).
+    Paging the compare, not listing the commits of the target: that list walks all the
+    target reaches by date, so a long-lived branch merged since the pin (old dates, new
+    commits) would lose its commits to ones the pin already had.
     """
     listed: list[dict[str, Any]] = list(comparison.get("commits") or [])
-    if int(comparison.get("total_commits") or 0) <= len(listed):
+    total = int(comparison.get("total_commits") or 0)
+    if total <= len(listed):
         return listed
-    newest = await ctx.gh.getitem(
-        "/repos/{owner}/{repo}/commits{?sha,per_page}",
-        url_vars=upstream.vars(sha=target, per_page=str(bump_text.MAX_LISTED_COMMITS)),
+    want = bump_text.MAX_LISTED_COMMITS
+    plan = compared.newest_pages(total, want)
+    answers = await asyncio.gather(
+        *(
+            compare(ctx.gh, upstream, base, target, page=(page, plan.per_page))
+            for page in plan.pages
+        )
     )
-    return list(reversed(newest))
+    paged = [commit for answer in answers for commit in (answer or {}).get("commits") or []]
+    return paged[-want:]

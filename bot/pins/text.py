@@ -32,6 +32,8 @@ INTRO = "Bumps `{dependency}` in `{file}` from `{old}` to `{new}`, {relation} {f
 RELATION_HEAD = "the head of"
 RELATION_TAG = "now"
 RELEASE_NOTES = "[release notes]({url})"
+RELEASE_NOTES_LINK = RELEASE_NOTES.partition("{url}")[0]
+COMPARE_LINK = "([compare]("  # where the intro's links begin; the release notes go first
 ALSO_CHANGED = "Also changed, as they must agree: {files}."
 MARKER = "<!-- followup-bot:bump pin={pin} target={target} -->"
 
@@ -233,6 +235,18 @@ def render(
     trailers = trailer_block(pin.name, old, new)
     message = "\n\n".join([title, "\n".join(plain), trailers])
     return BumpText(title=title, body=body, commit_message=message + "\n", trailers=trailers)
+
+
+def with_release_notes(body: str, url: str) -> str | None:
+    """``body`` with the link to release notes published after it was written, put where
+    ``render`` puts it; None when there is nothing to add (a release notes link is there
+    already, or the body has no compare link to put it beside: a human rewrote it)."""
+    # Only the intro, the body's first paragraph: upstream's commit subjects follow it.
+    intro, gap, rest = body.partition("\n\n")
+    if RELEASE_NOTES_LINK in intro or COMPARE_LINK not in intro:
+        return None
+    linked = intro.replace(COMPARE_LINK, f"({RELEASE_NOTES.format(url=url)}, [compare](", 1)
+    return linked + gap + rest
 
 
 def trailer_block(pin: str, old: str, new: str) -> str:

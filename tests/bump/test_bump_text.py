@@ -122,3 +122,30 @@ def test_parse_compare_commits_prefers_login_and_first_line() -> None:
 
 def test_repo_web_url() -> None:
     assert bump_text.repo_web_url(f"{WEB}/commit/{NEW}") == WEB
+
+
+NOTES = "https://github.com/NVIDIA/cutlass/releases/tag/v4.5.0"
+
+
+def test_late_release_notes_go_where_render_puts_them() -> None:
+    without = render([commit(1)]).body
+    with_notes = bump_text.render(
+        pin=PIN,
+        old=OLD,
+        new=NEW,
+        total_commits=1,
+        commits=[commit(1)],
+        compare_url=f"{WEB}/compare/{OLD}...{NEW}",
+        release_url=NOTES,
+    ).body
+    assert bump_text.with_release_notes(without, NOTES) == with_notes
+    assert bump_text.with_release_notes(with_notes, NOTES) is None  # linked already
+
+
+def test_late_release_notes_touch_only_the_intro() -> None:
+    body = "Bumps it by hand.\n\n- a subject with ([compare](x)) in it"
+    assert bump_text.with_release_notes(body, NOTES) is None  # a human rewrote the intro
+    listed = render([commit(1, subject="Add [release notes](y) to the docs")]).body
+    added = bump_text.with_release_notes(listed, NOTES)
+    assert added is not None
+    assert added.count(f"[release notes]({NOTES})") == 1

@@ -12,6 +12,7 @@ from typing import Any
 from bot.pins import text as bump_text
 from bot.pins.commands import REPLY_UNKNOWN_TAG
 from bot.pins.companions import REASON_OUT_OF_SYNC
+from bot.pins.release_notes import NOTED
 from bot.pins.state import Outcome, PinState
 from bot.pins.tags import REASON_DOWNGRADE, REASON_PINNED_TAG_GONE, REASON_TAG_MOVED
 from bot.service.reconcile import enqueue_tick
@@ -21,6 +22,7 @@ from sandbox.scenario import World
 from sandbox.vllm_shapes import DOWNSTREAM
 from sandbox.vllm_tree import DEEPGEMM_SCRIPT as INSTALL_SCRIPT
 from sandbox.vllm_tree import EXTERNAL, vllm_tree_files
+from tests.e2e.test_bump_flow import writes
 
 CUTLASS = "NVIDIA/cutlass"
 DEEPGEMM = "deepseek-ai/DeepGEMM"
@@ -236,8 +238,10 @@ async def test_an_out_of_sync_companion_is_refused_naming_the_file(env: Harness)
     await env.settle()
 
     assert pulls(env, DEEPGEMM_BRANCH) == []
+    # the line of the script's default, wherever the shape of the script puts it
+    line = next(n for n, text in enumerate(install_script(stale).splitlines(), 1) if stale in text)
     assert await failure(env, "deepgemm") == REASON_OUT_OF_SYNC.format(
-        file=INSTALL_SCRIPT, value=stale, line=6, pinned=pinned
+        file=INSTALL_SCRIPT, value=stale, line=line, pinned=pinned
     )
 
     await env.sandbox.push_commit(
@@ -284,3 +288,60 @@ async def test_a_release_tagged_on_a_release_branch_and_a_tag_on_a_tree(env: Har
     assert pull["title"] == "Bump cutlass from v4.4.2 to v4.5.0"
     assert "Backport a fix" in pull["body"]
     assert gh.read_file(DOWNSTREAM, CUTLASS_BRANCH, "CMakeLists.txt") == cmakelists("v4.5.0")
+
+
+async def test_a_release_published_after_the_bump_pr_links_its_notes_once(env: Harness) -> None:
+    seed(env)
+    await env.start()
+    sha = await env.sandbox.push_commit(CUTLASS, {"a.h": "// 4.5\n"}, "Prepare 4.5 (#2300)")
+    env.sandbox.create_tag(CUTLASS, "v4.5.0", sha)  # the tag first, its release later
+    await env.settle()
+    [pull] = pulls(env, CUTLASS_BRANCH)
+    assert bump_text.RELEASE_NOTES_LINK not in pull["body"]
+    number, head = int(pull["number"]), env.sandbox.head(DOWNSTREAM, CUTLASS_BRANCH)
+    env.sandbox.reset_log()
+
+    env.sandbox.create_release(CUTLASS, "v4.5.0", name="CUTLASS 4.5.0", body="Notes")
+    await env.settle()
+
+    [after] = pulls(env, CUTLASS_BRANCH)
+    url = env.sandbox.releases(CUTLASS)[0]["html_url"]
+    assert f"([release notes]({url}), [compare](" in after["body"]
+    assert after["body"] == bump_text.with_release_notes(pull["body"], url)  # nothing else
+    assert writes(env) == [f"PATCH /repos/{DOWNSTREAM}/pulls/{number}"]  # one edit, no push
+    assert env.sandbox.head(DOWNSTREAM, CUTLASS_BRANCH) == head
+    key = pin_key(DOWNSTREAM, "cutlass")
+    state = await env.running.services.store.get_state(Kind.BUMP, key)
+    assert state is not None
+    assert state["last_result"] == Outcome.UPDATED.value
+
+    # The release webhook again (a new id) and a reconcile tick: nothing more is asked.
+    published = next(
+        d
+        for d in reversed(env.sandbox.deliveries)
+        if d.event == "release" and d.payload["action"] == "published"
+    )
+    env.sandbox.reset_log()
+    await env.sandbox.deliver("release", published.payload)
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 1.0, 300.0)
+    await env.settle()
+    assert changes(env) == []
+    assert [r for r in env.sandbox.requests if r.operation_id == "repos/get-release-by-tag"] == []
+
+    # A rerun that lost the record (a crash after the edit) reads the body: no second edit.
+    store = env.running.services.store
+    lost = await store.get_state(Kind.BUMP, key)
+    assert lost is not None
+    assert lost[NOTED] == "v4.5.0"
+    await store.put_state(Kind.BUMP, key, {k: v for k, v in lost.items() if k != NOTED})
+    await enqueue_tick(env.running.inbox, (DOWNSTREAM,), 2.0, 300.0)
+    await env.settle()
+    assert changes(env) == []
+    [still] = pulls(env, CUTLASS_BRANCH)
+    assert still["body"] == after["body"]
+    assert env.sandbox.violations == []
+
+
+def changes(env: Harness) -> list[str]:
+    """The writes, but the tick's query of the bump branches' PRs (a POST that reads)."""
+    return [write for write in writes(env) if write != "POST /graphql"]

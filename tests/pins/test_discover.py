@@ -224,10 +224,10 @@ def test_json_has_exactly_the_documented_keys(tmp_path: Path) -> None:
     document = to_json(discover(tmp_path))
     assert list(document) == ["pins"]
     keys = ["file", "line", "dependency", "repository", "value", "kind", "shallow"]
-    keys += ["editable", "reason", "companions"]
+    keys += ["editable", "reason", "repeats", "companions"]
     assert all(list(pin) == keys for pin in document["pins"])
     [deepgemm] = [pin for pin in document["pins"] if pin["dependency"] == "deepgemm"]
-    assert deepgemm["companions"] == [{"file": DEEPGEMM_SCRIPT, "line": 6, "value": DEEPGEMM_SHA}]
+    assert deepgemm["companions"] == [{"file": DEEPGEMM_SCRIPT, "line": 9, "value": DEEPGEMM_SHA}]
 
 
 def test_the_proposed_block_is_a_valid_config(tmp_path: Path) -> None:
