@@ -3,7 +3,8 @@
 Four things move a landing along: an approving review, a new head on the PR
 (voids the approval), a commit status, a check run or a finished Buildkite build of the
 head (may make it mergeable, or need a retry), and the merge itself (starts
-the pin's cooldown). Each handler only filters and calls into ``bot.landing``.
+the pin's cooldown). A reconcile tick looks again at landings waiting for the full CI.
+Each handler only filters and calls into ``bot.landing``.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from bot.github.changes import Repo
 from bot.landing import approval as approving
 from bot.landing import flow as landing
 from bot.landing import state as landing_state
-from bot.landing import withdraw
+from bot.landing import tick, withdraw
 from bot.landing.rules import CHECK_CONCLUSIONS_OK
 from bot.landing.state import Approval
 from bot.service.dispatch import handler_id
 from bot.service.payload import Payload, each, field, optional, user_login
 from bot.service.scope import RepoScope, repo_scope
 from bot.service.services import Services
-from bot.service.sources import BUILD_FINISHED
+from bot.service.sources import BUILD_FINISHED, RECONCILE_EVENT
 from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)
@@ -201,3 +202,18 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     acted = await landing.on_bump_build(ctx, branch, pipeline, build_number)
     if acted is not None:
         log.info("%s#%d: build #%d: %s", repo.full_name, acted[0], build_number, acted[1])
+
+
+@router.register(RECONCILE_EVENT)
+@handler_id("landing.reconcile")
+async def on_reconcile(event: sansio.Event, services: Services) -> None:
+    repo = services.served(field(event.data, "repository.full_name"))
+    if repo is None:
+        return
+    # Most ticks find no landing waiting: settle that from the store, before any config read.
+    numbers = await tick.waiting(services.store, repo)
+    ctx = await _context(services, repo) if numbers else None
+    if ctx is None:
+        return
+    for number, outcome in await tick.advance_waiting(ctx, numbers):
+        log.info("%s#%d: reconcile: %s", repo.full_name, number, outcome)

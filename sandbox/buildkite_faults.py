@@ -31,6 +31,12 @@ class Fault:
     ghost: bool = False
     crash: bool = False  # a ghost after which ``Faults.on_crash`` runs (kill the bot)
     reset: int | None = None  # a 429's seconds to wait; None: until the window ends
+    method: str | None = None  # only requests of this method (None: any)
+
+    def matches(self, path: str, method: str) -> bool:
+        return (self.path_contains is None or self.path_contains in path) and (
+            self.method is None or self.method == method
+        )
 
 
 def fault_message(status: int) -> str:
@@ -51,18 +57,32 @@ class Faults(RandomlyFaulty):
         self.injected: list[Fault] = []
         self.random: FaultMix | None = None
 
-    def crash_after(self, path_contains: str, on_crash: Callable[[], None]) -> None:
+    def crash_after(
+        self, path_contains: str, on_crash: Callable[[], None], *, method: str | None = None
+    ) -> None:
         """The next matching request is carried out, then ``on_crash`` runs before any
         answer (say, SIGKILL the bot between this write and its next)."""
         self.on_crash = on_crash
-        self._pending.append(Fault(502, path_contains, ghost=True, crash=True))
+        self._pending.append(Fault(502, path_contains, ghost=True, crash=True, method=method))
 
-    def fail_next(self, count: int, status: int = 502, path_contains: str | None = None) -> None:
-        self._pending.extend(Fault(status, path_contains) for _ in range(count))
+    def fail_next(
+        self,
+        count: int,
+        status: int = 502,
+        path_contains: str | None = None,
+        *,
+        method: str | None = None,
+    ) -> None:
+        self._pending.extend(Fault(status, path_contains, method=method) for _ in range(count))
 
-    def ghost_next(self, count: int, path_contains: str | None = None) -> None:
-        """The next matching requests are carried out, then answered 502."""
-        self._pending.extend(Fault(502, path_contains, ghost=True) for _ in range(count))
+    def ghost_next(
+        self, count: int, path_contains: str | None = None, *, method: str | None = None
+    ) -> None:
+        """The next matching requests (of ``method``, if given) are carried out, then
+        answered 502."""
+        self._pending.extend(
+            Fault(502, path_contains, ghost=True, method=method) for _ in range(count)
+        )
 
     def rate_limit_next(self, count: int, path_contains: str | None = None) -> None:
         self._pending.extend(Fault(429, path_contains) for _ in range(count))
@@ -70,9 +90,7 @@ class Faults(RandomlyFaulty):
     def take(self, path: str, method: str = "GET") -> Fault | None:
         """The first pending fault for this path (or for any), removed from the plan;
         else, when switched on, a random one."""
-        fault = next(
-            (f for f in self._pending if f.path_contains is None or f.path_contains in path), None
-        )
+        fault = next((f for f in self._pending if f.matches(path, method)), None)
         if fault is not None:
             self._pending.remove(fault)
         elif self.random is not None:

@@ -1,5 +1,5 @@
-"""Build-level endpoints of the Buildkite stand-in: lists, one build, retry-failed, annotations,
-the build's artifacts."""
+"""Build-level endpoints of the Buildkite stand-in: lists, one build, a new build, retry-failed,
+annotations, the build's artifacts."""
 
 from __future__ import annotations
 
@@ -29,6 +29,11 @@ BUILD = BUILDS + "/{number}"
 ANNOTATION_STYLES = frozenset({"default", "success", "info", "warning", "error"})
 BODY_REQUIRED = "Validation failed: Body can't be blank"
 BAD_STYLE = "Validation failed: Style is not included in the list"
+# Buildkite's words for a create-build body without a commit or a branch, or with an env
+# that is not a map of strings.
+CREATE_NEEDS = "Validation failed: {field} can't be blank"
+BAD_ENV = "Validation failed: Env must be a hash of strings"
+API_SOURCE = "api"  # a build made through the REST API, as Buildkite's `source` says
 SLASH_SUFFIX = ".slash"  # aiohttp wants unique route names; the log drops this suffix
 DEFAULT_RETRY_STATES = ("failed", "timed_out")
 # "finished" is a filter alias Buildkite accepts for every final state.
@@ -55,6 +60,7 @@ class BuildRoutes:
             ("GET", "/v2/builds", self.list_all, "builds.list_all"),
             ("GET", "/v2/organizations/{org}/builds", self.list_all, "builds.list_for_org"),
             ("GET", BUILDS, self.list_for_pipeline, "builds.list"),
+            ("POST", BUILDS, self.create_build, "builds.create"),
             ("GET", BUILD, self.get_build, "builds.get"),
             (
                 "PUT",
@@ -101,6 +107,42 @@ class BuildRoutes:
 
     async def list_for_pipeline(self, request: web.Request) -> web.Response:
         return self._listing(request, request.match_info["pipeline"])
+
+    async def create_build(self, request: web.Request) -> web.Response:
+        """Buildkite's create-build call: a build of ``commit`` on ``branch`` that runs the
+        jobs the test planned for the pipeline (``BuildkiteSandbox.plan_builds``), with its
+        webhooks, as if an agent had run them."""
+        pipeline = request.match_info["pipeline"]
+        if pipeline not in self.sb.world.pipelines:
+            raise not_found()
+        body = await read_json(request)
+        fields = body if isinstance(body, dict) else {}
+        commit, branch = fields.get("commit"), fields.get("branch")
+        for name, value in (("Commit", commit), ("Branch", branch)):
+            if not isinstance(value, str) or not value.strip():
+                raise ApiError(422, CREATE_NEEDS.format(field=name))
+        env = fields.get("env") or {}
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise ApiError(422, BAD_ENV)
+        build = self.sb.world.create_build(
+            pipeline,
+            commit=str(commit),
+            branch=str(branch),
+            jobs=self.sb.planned_jobs(pipeline),
+            message=str(fields.get("message") or ""),
+            pull_request=_pull_request(fields),
+            state=None,
+            env={str(k): v for k, v in env.items()},
+            source=API_SOURCE,
+        )
+        # As Buildkite tells of it: scheduled, and once its jobs are done (planned jobs in
+        # a final state finish it at once) each job finished and the build finished.
+        self.sb.emit_build("build.scheduled", build)
+        if build.finished_at is not None:
+            for job in build.latest_jobs():
+                self.sb.emit_job("job.finished", job)
+            self.sb.emit_build("build.finished", build)
+        return json_response(self.sb.json.build(build, jobs=build.latest_jobs()), 201)
 
     async def get_build(self, request: web.Request) -> web.Response:
         return json_response(self._render(self.sb.find_build(request), request))
@@ -149,6 +191,18 @@ class BuildRoutes:
         chunk, headers = paginate(request, pairs)
         rendered = [self.sb.json.artifact(build, job, artifact) for job, artifact in chunk]
         return json_response(rendered, headers=headers)
+
+
+def _pull_request(fields: dict[str, Any]) -> dict[str, str] | None:
+    """The build's ``pull_request`` from the create-build fields that name it."""
+    number = fields.get("pull_request_id")
+    if number is None or isinstance(number, bool):
+        return None
+    found = {"id": str(number), "base": str(fields.get("pull_request_base_branch") or "main")}
+    repository = fields.get("pull_request_repository")
+    if isinstance(repository, str) and repository:
+        found["repository"] = repository
+    return found
 
 
 def register(router: web.UrlDispatcher, sandbox: BuildkiteSandbox) -> None:

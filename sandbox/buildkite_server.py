@@ -40,6 +40,8 @@ AUTH_REQUIRED = (
 )
 SANDBOX_BUG = "sandbox bug on {method} {path}: {error!r}"
 BUILD_NOT_FINISHED = "build {slug}#{number} is {state}: finish its jobs first"
+# What a build made through the REST API runs when the test planned nothing.
+DEFAULT_PLANNED_JOBS = (JobSpec("pipeline-upload", ":pipeline: Pipeline upload"),)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -82,6 +84,7 @@ class BuildkiteSandbox:
         self._runners: list[web.AppRunner] = []
         self.on_request: Callable[[str, str], Awaitable[None]] | None = None
         self.access_tokens = buildkite_routes_access.AccessTokenRoutes(self)
+        self._planned: dict[str, list[JobSpec]] = {}  # by pipeline: what API builds run
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -163,10 +166,12 @@ class BuildkiteSandbox:
         state: str | None = None,
         env: Mapping[str, str] | None = None,
         source: str = "webhook",
+        created_at: float | None = None,
     ) -> dict[str, Any]:
         """A build with these first job attempts; its state follows the jobs unless given.
         ``env`` and ``source`` as Buildkite shows them (a scheduled nightly: ``schedule``,
-        ``{"TORCH_NIGHTLY": "1"}``)."""
+        ``{"TORCH_NIGHTLY": "1"}``); ``created_at`` (epoch seconds) to date it, e.g. before
+        a label went on its PR (its jobs are stamped then too)."""
         build = self.world.create_build(
             pipeline,
             commit=commit,
@@ -177,8 +182,18 @@ class BuildkiteSandbox:
             state=state,
             env=env,
             source=source,
+            created_at=created_at,
         )
         return self.json.build(build, jobs=build.jobs)
+
+    def plan_builds(self, pipeline: str, jobs: Sequence[JobSpec]) -> None:
+        """What a build made through the create-build call runs in ``pipeline`` (until
+        planned, one passing job): jobs in a final state finish it at once."""
+        self.world.pipeline(pipeline)
+        self._planned[pipeline] = list(jobs)
+
+    def planned_jobs(self, pipeline: str) -> list[JobSpec]:
+        return list(self._planned.get(pipeline, DEFAULT_PLANNED_JOBS))
 
     async def finish_build(self, pipeline: str, number: int) -> None:
         """Send the webhooks of a finished build (``job.finished`` per job, then

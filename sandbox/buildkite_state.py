@@ -124,11 +124,12 @@ class World:
         state: str | None,
         env: Mapping[str, str] | None = None,
         source: str = "webhook",
+        created_at: float | None = None,
     ) -> Build:
         pipeline = self.pipeline(slug)
         if state is not None and state not in BUILD_STATES:
             raise ValueError(f"unknown build state {state!r}")
-        now = self.clock()
+        now = self.clock() if created_at is None else created_at
         number = 1 + max((b.number for b in self.builds if b.pipeline is pipeline), default=0)
         pr = None
         if pull_request is not None:

@@ -134,8 +134,13 @@ async def demo_flow(workdir: Path, out: TextIO) -> DemoResult:
         await env.settle()
         result = replace(result, retry_comment=_sticky(sandbox, int(pull["number"])))
 
-        print("\n--- act 4: CI is green; a maintainer approves; the bot lands the bump", file=out)
-        await _land(env.ci, sandbox, pull, out)
+        print(
+            "\n--- act 4: a maintainer approves; the full CI is green; the bot lands it", file=out
+        )
+        sandbox.submit_review(DOWNSTREAM, int(pull["number"]), MAINTAINER, "APPROVED")
+        print(f"@{MAINTAINER} approved #{pull['number']}; the bot adds `ready`", file=out)
+        await env.settle()
+        await _full_ci(env.ci, sandbox, pull, out)
         await env.settle()
         sandbox.set_status(DOWNSTREAM, sandbox.head(DOWNSTREAM, _BRANCH), "success")
         print("GitHub: status buildkite/ci is success on the bump PR's head", file=out)
@@ -180,10 +185,11 @@ async def _run_audit(
     await ci.finish_build(PIPELINE, int(build["number"]))
 
 
-async def _land(
+async def _full_ci(
     ci: BuildkiteSandbox, sandbox: GitHubSandbox, pull: dict[str, Any], out: TextIO
 ) -> None:
-    """A clean build of the head, then the approval that starts the landing."""
+    """The full CI's clean build of the head, which `ready` started: landing judges the
+    head on it (the earlier builds ran the reduced pipeline)."""
     build = ci.create_build(
         PIPELINE,
         commit=sandbox.head(DOWNSTREAM, _BRANCH),
@@ -194,9 +200,7 @@ async def _land(
         pull_request={"id": str(pull["number"]), "base": "main", "repository": DOWNSTREAM},
     )
     await ci.finish_build(PIPELINE, int(build["number"]))
-    print(f"Buildkite build #{build['number']}: passed", file=out)
-    sandbox.submit_review(DOWNSTREAM, int(pull["number"]), MAINTAINER, "APPROVED")
-    print(f"@{MAINTAINER} approved #{pull['number']}", file=out)
+    print(f"Buildkite build #{build['number']} (the full CI, after `ready`): passed", file=out)
 
 
 async def _run_gpu_tests(

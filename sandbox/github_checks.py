@@ -17,7 +17,7 @@ from sandbox.github_statuses import STATUS_STATES
 if TYPE_CHECKING:
     from sandbox.git_objects import CommitInfo
     from sandbox.github_core import GitHubCore
-    from sandbox.github_events import PushedCommit
+    from sandbox.github_push_commits import RefPush
 
 DEFAULT_CONTEXT = "default"
 # GitHub lists at most this many branches (those whose head is the commit) in `status`.
@@ -81,9 +81,7 @@ class CheckOps:
 
     # -- auto-merge -------------------------------------------------------------------------
 
-    def merge_one_sync(
-        self, repo: Repo, issue: Issue
-    ) -> tuple[MergeOutcome, list[PushedCommit]] | None:
+    def merge_one_sync(self, repo: Repo, issue: Issue) -> tuple[MergeOutcome, RefPush] | None:
         """Write an auto-merge into git (thread-safe part); None when git refuses it."""
         pull = issue.pull
         assert pull is not None
@@ -102,14 +100,14 @@ class CheckOps:
         except ApiError:
             # A conflict keeps the pull open with auto-merge still on, as on GitHub.
             return None
-        commits, _ = self.sandbox.push_details(repo.full_name, outcome.before, outcome.sha)
-        return outcome, commits
+        pushed = self.sandbox.push_details(repo.full_name, outcome.ref, outcome.before, outcome.sha)
+        return outcome, pushed
 
     def finish_merge(
-        self, repo: Repo, issue: Issue, outcome: MergeOutcome, commits: list[PushedCommit]
+        self, repo: Repo, issue: Issue, outcome: MergeOutcome, pushed: RefPush
     ) -> list[PullEvent]:
         pull = issue.pull
         assert pull is not None
         assert pull.auto_merge is not None
         merger = pull.auto_merge.enabled_by
-        return self.sandbox.pulls_ops.after_merge(repo, issue, outcome, merger, commits)
+        return self.sandbox.pulls_ops.after_merge(repo, issue, outcome, merger, pushed)

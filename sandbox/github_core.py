@@ -19,18 +19,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
-from sandbox.git_objects import EMPTY_TREE_SHA, ZERO_SHA, Identity
+from sandbox.git_objects import ZERO_SHA, Identity
 from sandbox.git_tags import TAGS
 from sandbox.github_auth import AppAuth
 from sandbox.github_check_runs import CheckRunOps
 from sandbox.github_checks import CheckOps
-from sandbox.github_events import EventBuilder, PushedCommit
+from sandbox.github_events import EventBuilder
 from sandbox.github_faults import Faults
 from sandbox.github_http import ApiError
 from sandbox.github_json import GitHubJson, PullStats
 from sandbox.github_json_base import JSON, noreply_email
+from sandbox.github_names import Caseless
 from sandbox.github_pipeline import RecordedRequest
 from sandbox.github_pulls import PullEvent, PullOps
+from sandbox.github_push_commits import RefPush, branch_push
 from sandbox.github_state import (
     APP_PERMISSIONS,
     APP_SUBSCRIBED_EVENTS,
@@ -76,12 +78,13 @@ class GitHubCore:
         self.auth = AppAuth(app_id, app_public_key_pem, clock)
         self.faults = Faults()
         self.ids = IdSequence()
-        self.repos: dict[str, Repo] = {}
+        # GitHub ignores the case of account and repository names (``github_names``).
+        self.repos: Caseless[Repo] = Caseless()
         self.installations: dict[int, Installation] = {}
         # What ``GET /app`` reports: tests give the App too few permissions or events.
         self.app_permissions: dict[str, str] = dict(APP_PERMISSIONS)
         self.app_events: list[str] = list(APP_SUBSCRIBED_EVENTS)
-        self.users: dict[str, User] = {}
+        self.users: Caseless[User] = Caseless()
         self.comment_store: dict[int, Comment] = {}
         self.bot_user = self.user(bot_login, kind="Bot")
         self.requests: list[RecordedRequest] = []
@@ -165,55 +168,26 @@ class GitHubCore:
         if repo.installation_id is not None:
             self.sender.enqueue(event, payload)
 
-    def push_details(
-        self, full_name: str, before: str, after: str
-    ) -> tuple[list[PushedCommit], bool]:
-        """Commits a push introduced (oldest first, capped) and whether it was forced."""
-        if after == ZERO_SHA:
-            return [], False
-        repo = self.repo(full_name)
-        if before == ZERO_SHA:
-            default = self.store.get_ref(full_name, f"refs/heads/{repo.default_branch}")
-            revs = [after] + ([f"^{default}"] if default and default != after else [])
-            forced = False
-        else:
-            revs = [f"{before}..{after}"]
-            forced = not self.store.is_ancestor(full_name, before, after)
-        shas = self.store.rev_list(full_name, *revs, limit=20)[::-1]
-        pushed = []
-        for info in self.store.read_commits(full_name, shas):
-            parent = info.parents[0] if info.parents else None
-            files = self.store.diff(full_name, parent or EMPTY_TREE_SHA, info.sha)
-            pushed.append(PushedCommit(info, files))
-        return pushed, forced
-
-    def ref_push(
-        self, full_name: str, ref: str, before: str, after: str
-    ) -> tuple[list[PushedCommit], bool, PushedCommit | None]:
-        """``push_details`` of any ref, and the head commit when it is not the last listed
-        (a tag's: see ``github_tag_push``)."""
+    def push_details(self, full_name: str, ref: str, before: str, after: str) -> RefPush:
+        """What the ``push`` of ``ref`` (a branch or a tag, in full) from ``before`` to
+        ``after`` lists (``github_push_commits``, ``github_tag_push``)."""
         if ref.startswith(TAGS):
-            pushed = tag_push(self.store, full_name, before, after)
-            return pushed.commits, pushed.forced, pushed.head
-        commits, forced = self.push_details(full_name, before, after)
-        return commits, forced, None
+            return tag_push(self.store, full_name, ref, before, after)
+        default = self.repo(full_name).default_branch
+        return branch_push(self.store, full_name, default, ref, before, after)
 
     def _ref_changed_sync(
         self, repo: Repo, ref: str, before: str, after: str, sender: User
     ) -> None:
-        commits, forced, head = self.ref_push(repo.full_name, ref, before, after)
-        pending = self.publish_ref_change(
-            repo, ref, before, after, commits, forced, sender, head_commit=head
-        )
+        pushed = self.push_details(repo.full_name, ref, before, after)
+        pending = self.publish_ref_change(repo, ref, before, after, pushed, sender)
         self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
 
     async def ref_changed(
         self, repo: Repo, ref: str, before: str, after: str, sender: User
     ) -> None:
-        commits, forced, head = await self.git(self.ref_push, repo.full_name, ref, before, after)
-        pending = self.publish_ref_change(
-            repo, ref, before, after, commits, forced, sender, head_commit=head
-        )
+        pushed = await self.git(self.push_details, repo.full_name, ref, before, after)
+        pending = self.publish_ref_change(repo, ref, before, after, pushed, sender)
         await self.emit_pull_events_async(repo, pending)
 
     def _stats_for(self, repo: Repo, pending: list[PullEvent]) -> list[PullStats]:
@@ -240,11 +214,8 @@ class GitHubCore:
         ref: str,
         before: str,
         after: str,
-        commits: list[PushedCommit],
-        forced: bool,
+        pushed: RefPush,
         sender: User,
-        *,
-        head_commit: PushedCommit | None = None,
     ) -> list[PullEvent]:
         """Emit the ``push`` (after a tag's ``create`` or ``delete``); move pulls along;
         return the pull webhooks still to build."""
@@ -254,14 +225,7 @@ class GitHubCore:
             self.emit(event, self.events.ref_event(event, repo, ref, sender), repo)
         if ref.startswith(("refs/heads/", TAGS)):
             payload = self.events.push(
-                repo,
-                ref=ref,
-                before=before,
-                after=after,
-                commits=commits,
-                forced=forced,
-                sender=sender,
-                head_commit=head_commit,
+                repo, ref=ref, before=before, after=after, pushed=pushed, sender=sender
             )
             self.emit("push", payload, repo)
         if ref.startswith("refs/heads/"):

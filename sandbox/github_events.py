@@ -9,16 +9,14 @@ value never sneaks a REST-only field or type into a webhook.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sandbox.contract import load_webhook_example
-from sandbox.git_objects import ZERO_SHA, CommitInfo, FileDiff
+from sandbox.git_objects import ZERO_SHA
 from sandbox.github_json import GitHubJson
 from sandbox.github_json_base import JSON, iso
+from sandbox.github_push_commits import PushedCommit, RefPush
 from sandbox.github_state import Repo, User
-
-PUSH_COMMITS_CAP = 20  # GitHub lists at most 20 commits in a push payload
 
 
 def overlay(template: Any, actual: Any) -> Any:
@@ -43,12 +41,6 @@ def overlay(template: Any, actual: Any) -> Any:
     return actual if type(template) is type(actual) else template
 
 
-@dataclass(frozen=True)
-class PushedCommit:
-    commit: CommitInfo
-    files: Sequence[FileDiff]
-
-
 class EventBuilder:
     def __init__(self, json: GitHubJson) -> None:
         self.json = json
@@ -69,7 +61,7 @@ class EventBuilder:
         value = {
             "id": commit.sha,
             "tree_id": commit.tree,
-            "distinct": True,
+            "distinct": pushed.distinct,
             "message": commit.message,
             "timestamp": iso(commit.author.timestamp),
             "url": f"{self.json.html}/{repo.full_name}/commit/{commit.sha}",
@@ -96,22 +88,16 @@ class EventBuilder:
         ref: str,
         before: str,
         after: str,
-        commits: Sequence[PushedCommit],
-        forced: bool,
+        pushed: RefPush,
         sender: User,
-        head_commit: PushedCommit | None = None,
     ) -> JSON:
-        """``head_commit``: the commit the ref now leads to when it is not the last one
-        listed (a tag's: its push lists no commit, and an annotated tag's ``after`` is the
-        tag object); None means the last listed commit if it is ``after``."""
+        """``pushed``: what ``github_push_commits`` (or ``github_tag_push``) found: the
+        listed commits are already cut to GitHub's cap, the head is given even when not
+        listed (a tag's: ``after`` may be the tag object)."""
         example = load_webhook_example("push.branch")
         template = example["head_commit"] or (example["commits"] or [None])[0]
-        listed = [self._push_commit(template, repo, c) for c in commits[-PUSH_COMMITS_CAP:]]
-        head = None
-        if head_commit is not None:
-            head = self._push_commit(template, repo, head_commit)
-        elif after != ZERO_SHA:
-            head = listed[-1] if listed and listed[-1]["id"] == after else None
+        listed = [self._push_commit(template, repo, c) for c in pushed.commits]
+        head = None if pushed.head is None else self._push_commit(template, repo, pushed.head)
         short = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
         # A new ref compares by name; a moved or deleted one from its old sha (GitHub's
         # tag deletion: ".../compare/6113728f27ae...000000000000").
@@ -127,7 +113,7 @@ class EventBuilder:
                 "after": after,
                 "created": before == ZERO_SHA,
                 "deleted": after == ZERO_SHA,
-                "forced": forced,
+                "forced": pushed.forced,
                 "base_ref": None,
                 "compare": compare,
                 "commits": listed,

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from cachetools import LRUCache
 
 from sandbox.git_objects import ZERO_SHA, CommitInfo, Identity
-from sandbox.github_events import PushedCommit
 from sandbox.github_http import VALIDATION_FAILED, ApiError, not_found
 from sandbox.github_json import PullStats
 from sandbox.github_json_base import JSON, noreply_email
+from sandbox.github_push_commits import RefPush
 from sandbox.github_state import WRITE_LEVELS, Issue, Repo, User
 from sandbox.github_statuses import required_check_blocker
 
@@ -47,6 +47,7 @@ class MergeOutcome:
     sha: str  # the new head of the base branch (GitHub's merge_commit_sha)
     before: str  # the base branch head it replaced
     method: str
+    ref: str  # the base branch, in full: what the merge's ``push`` is of
 
 
 def _merge_message(
@@ -170,7 +171,7 @@ class PullOps:
             sha = self._rebase(name, base_head, pull.head_sha, head_commits, committer)
         if not store.update_ref(name, base_ref, sha, base_head):
             raise ApiError(409, BASE_MODIFIED)
-        return MergeOutcome(sha=sha, before=base_head, method=method)
+        return MergeOutcome(sha=sha, before=base_head, method=method, ref=base_ref)
 
     def _rebase(
         self,
@@ -199,7 +200,7 @@ class PullOps:
         issue: Issue,
         outcome: MergeOutcome,
         merger: User,
-        commits: list[PushedCommit],
+        pushed: RefPush,
     ) -> list[PullEvent]:
         pull = issue.pull
         assert pull is not None
@@ -214,7 +215,7 @@ class PullOps:
         issue.updated_at = now
         # GitHub reports the push to the base first, then the closed pull request.
         pending = self.sandbox.publish_ref_change(
-            repo, f"refs/heads/{pull.base_ref}", outcome.before, outcome.sha, commits, False, merger
+            repo, outcome.ref, outcome.before, outcome.sha, pushed, merger
         )
         return [*pending, PullEvent(issue, "closed", merger, {})]
 

@@ -15,6 +15,7 @@ from sandbox.github_http import (
 )
 from sandbox.github_json_base import JSON
 from sandbox.github_pulls import PullEvent
+from sandbox.github_routes_timeline import LABELED, UNLABELED, record
 from sandbox.github_state import Comment, Issue, Label, Reaction, Repo
 
 if TYPE_CHECKING:
@@ -119,6 +120,8 @@ class IssueRoutes:
             now,
         )
         issue.labels = [self._label(repo, str(n)) for n in call.field("labels", []) or []]
+        for label in issue.labels:
+            record(self.sb, issue, LABELED, label, self.sb.bot_user)
         repo.next_number += 1
         repo.issues[issue.number] = issue
         return Reply(201, self.sb.json.issue(repo, issue))
@@ -152,7 +155,7 @@ class IssueRoutes:
         if "body" in (call.body or {}):
             issue.body = call.field("body")
         if isinstance(call.field("labels"), list):
-            issue.labels = [self._label(repo, str(n)) for n in call.field("labels")]
+            self._replace_labels(repo, issue, tuple(str(n) for n in call.field("labels")))
         state = call.field("state")
         if state == "closed" and issue.state == "open":
             issue.state, issue.closed_at = "closed", now
@@ -231,6 +234,7 @@ class IssueRoutes:
                 issue.labels.append(label)
                 present.add(name)
                 added.append(label)
+                record(self.sb, issue, LABELED, label, self.sb.bot_user)
         if added:
             issue.updated_at = self.sb.clock()
         if issue.pull is not None:
@@ -242,6 +246,19 @@ class IssueRoutes:
             await self.sb.emit_pull_events_async(repo, events)
         return Reply(200, [self.sb.json.label(repo, label) for label in issue.labels])
 
+    def _replace_labels(self, repo: Repo, issue: Issue, names: tuple[str, ...]) -> None:
+        """Set the issue's labels to ``names``; the timeline gets what changed."""
+        wanted = [self._label(repo, name) for name in names]
+        kept = {label.name for label in wanted}
+        for label in issue.labels:
+            if label.name not in kept:
+                record(self.sb, issue, UNLABELED, label, self.sb.bot_user)
+        had = {label.name for label in issue.labels}
+        for label in wanted:
+            if label.name not in had:
+                record(self.sb, issue, LABELED, label, self.sb.bot_user)
+        issue.labels = wanted
+
     def _webhook_label(self, repo: Repo, label: Label) -> JSON:
         return self.sb.json.label(repo, label)
 
@@ -250,6 +267,9 @@ class IssueRoutes:
         name = call.params["name"]
         if name not in {label.name for label in issue.labels}:
             raise ApiError(404, LABEL_MISSING)
+        for label in issue.labels:
+            if label.name == name:
+                record(self.sb, issue, UNLABELED, label, self.sb.bot_user)
         issue.labels = [label for label in issue.labels if label.name != name]
         issue.updated_at = self.sb.clock()
         return Reply(200, [self.sb.json.label(repo, label) for label in issue.labels])

@@ -13,6 +13,7 @@ from sandbox.github_http import (
     not_found,
     paginate,
 )
+from sandbox.github_names import same_name
 from sandbox.github_pulls import MERGE_METHODS, MERGED, PullEvent
 from sandbox.github_state import Issue, PullInfo, Repo
 
@@ -81,7 +82,7 @@ class PullRoutes:
         store = self.sb.store
         head_spec, base = str(call.field("head", "")), str(call.field("base", ""))
         owner, _, head = head_spec.rpartition(":")
-        if owner and owner != repo.owner.login:
+        if owner and not same_name(owner, repo.owner.login):
             raise ApiError(422, VALIDATION_FAILED, _field_error("head"))
         base_sha = await self.sb.git(store.get_ref, repo.full_name, f"refs/heads/{base}")
         if base_sha is None:
@@ -135,7 +136,7 @@ class PullRoutes:
             found = [i for i in found if i.state == state]
         if head:
             owner, _, branch = head.rpartition(":")
-            if owner and owner != repo.owner.login:
+            if owner and not same_name(owner, repo.owner.login):
                 found = []
             found = [i for i in found if i.pull is not None and i.pull.head_ref == branch]
         if base:
@@ -243,9 +244,9 @@ class PullRoutes:
             call.field("commit_message"),
             merger,
         )
-        commits, _ = await self.sb.git(
-            self.sb.push_details, repo.full_name, outcome.before, outcome.sha
+        pushed = await self.sb.git(
+            self.sb.push_details, repo.full_name, outcome.ref, outcome.before, outcome.sha
         )
-        pending = self.sb.pulls_ops.after_merge(repo, issue, outcome, merger, commits)
+        pending = self.sb.pulls_ops.after_merge(repo, issue, outcome, merger, pushed)
         await self.sb.emit_pull_events_async(repo, pending)
         return Reply(200, {"sha": outcome.sha, "merged": True, "message": MERGED})

@@ -173,7 +173,7 @@ class RepoRoutes:
         user = self.sb.users.get(login)
         if user is None:
             raise ApiError(404, f"{login} is not a user")
-        role = repo.permission_of(login)
+        role = repo.permission_of(user.login)
         collaborator = {**self.sb.json.user(user), "role_name": role}
         return Reply(
             200, {"permission": LEGACY_PERMISSION[role], "role_name": role, "user": collaborator}

@@ -30,6 +30,7 @@ from sandbox import (
     github_routes_pulls,
     github_routes_repos,
     github_routes_tags,
+    github_routes_timeline,
 )
 from sandbox.github_graphql import GraphQLEndpoint
 from sandbox.github_http import Router
@@ -75,6 +76,7 @@ class GitHubSandbox(RepoSetup, ActivitySetup, TagSetup):
             github_routes_issues,
             github_routes_checks,
             github_routes_tags,
+            github_routes_timeline,
         ):
             routes.register(self.router, self)
         self.pipeline = RequestPipeline(self, self.router)

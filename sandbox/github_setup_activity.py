@@ -15,6 +15,7 @@ from sandbox.github_check_runs import ACTIONS_SLUG, CheckRunFields
 from sandbox.github_core import GitHubCore
 from sandbox.github_http import ApiError
 from sandbox.github_pulls import PullEvent
+from sandbox.github_routes_timeline import LABELED, record
 from sandbox.github_state import Issue, Label, PullInfo, Review
 from sandbox.github_statuses import STATUS_STATES
 
@@ -56,6 +57,7 @@ class ActivitySetup(GitHubCore):
             label = repo.labels.get(name) or Label(self.ids(), name)
             repo.labels[name] = label
             issue.labels.append(label)
+            record(self, issue, LABELED, label, author, now)
         repo.next_number += 1
         repo.issues[issue.number] = issue
         pending = [PullEvent(issue, "opened", author, {})]
@@ -78,10 +80,30 @@ class ActivitySetup(GitHubCore):
         issue = repo.issues[number]
         merger = self.user(by)
         outcome = self.pulls_ops.merge_sync(repo, issue, "squash", None, None, None, merger)
-        commits, _ = self.push_details(full_name, outcome.before, outcome.sha)
-        pending = self.pulls_ops.after_merge(repo, issue, outcome, merger, commits)
+        pushed = self.push_details(full_name, outcome.ref, outcome.before, outcome.sha)
+        pending = self.pulls_ops.after_merge(repo, issue, outcome, merger, pushed)
         self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
         return outcome.sha
+
+    def label_pull(
+        self, full_name: str, number: int, name: str, *, by: str, at: float | None = None
+    ) -> None:
+        """A person puts a label on a pull request (emits ``pull_request`` labeled); ``at``
+        (epoch seconds) dates it on the timeline, e.g. long before an approval."""
+        repo = self.repo(full_name)
+        issue = repo.issues[number]
+        if issue.pull is None:
+            raise ValueError(f"#{number} is not a pull request")
+        if name in {label.name for label in issue.labels}:
+            return
+        label = repo.labels.get(name) or Label(self.ids(), name)
+        repo.labels[name] = label
+        issue.labels.append(label)
+        who = self.user(by)
+        record(self, issue, LABELED, label, who, at)
+        issue.updated_at = self.clock()
+        pending = [PullEvent(issue, "labeled", who, {"label": self.json.label(repo, label)})]
+        self.emit_pull_events(repo, pending, self._stats_for(repo, pending))
 
     def submit_review(
         self,

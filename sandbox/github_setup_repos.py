@@ -98,9 +98,11 @@ class RepoSetup(GitHubCore):
         private: bool,
         allow_auto_merge: bool,
     ) -> Repo:
-        owner_login = full_name.split("/", 1)[0]
+        owner_login, name = full_name.split("/", 1)
         owner = self.user(owner_login, kind="Organization")
         now = self.clock()
+        # An account has one spelling: a second repository of "nvidia" is "NVIDIA/...".
+        full_name = f"{owner.login}/{name}"
         repo = Repo(full_name, self.ids(), owner, default_branch, installation_id, now, now)
         repo.private = private
         repo.allow_auto_merge = allow_auto_merge
@@ -165,8 +167,7 @@ class RepoSetup(GitHubCore):
     def set_permission(self, full_name: str, login: str, permission: str) -> None:
         if permission not in PERMISSION_LEVELS:
             raise ValueError(f"unknown permission {permission!r}")
-        self.user(login)
-        self.repo(full_name).permissions[login] = permission
+        self.repo(full_name).permissions[self.user(login).login] = permission
 
     def require_checks(self, full_name: str, branch: str, contexts: Sequence[str]) -> None:
         """Protect ``branch``: merging into it needs each context's status to be success."""
@@ -182,14 +183,13 @@ class RepoSetup(GitHubCore):
 
     def push_payload(self, full_name: str, *, ref: str, before: str, after: str) -> dict[str, Any]:
         repo = self.repo(full_name)
-        commits, forced = self.push_details(full_name, before, after)
+        pushed = self.push_details(full_name, ref, before, after)
         return self.events.push(
             repo,
             ref=ref,
             before=before,
             after=after,
-            commits=commits,
-            forced=forced,
+            pushed=pushed,
             sender=self.user(repo.owner.login),
         )
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sandbox.github_names import Caseless, same_name
+
 if TYPE_CHECKING:
     from sandbox.github_annotations import Annotation
 
@@ -195,6 +197,17 @@ def newest_first(releases: Iterable[Release]) -> list[Release]:
     return sorted(releases, key=lambda r: (r.created_at, r.id), reverse=True)
 
 
+@dataclass(frozen=True)
+class IssueEvent:
+    """One entry of an issue's timeline the stand-in keeps: a label put on or taken off."""
+
+    id: int
+    event: str  # "labeled" | "unlabeled"
+    actor: User
+    label: Label
+    created_at: float
+
+
 @dataclass
 class Issue:
     number: int
@@ -209,6 +222,7 @@ class Issue:
     labels: list[Label] = field(default_factory=list)
     comment_ids: list[int] = field(default_factory=list)
     pull: PullInfo | None = None
+    events: list[IssueEvent] = field(default_factory=list)  # its timeline, oldest first
 
 
 @dataclass
@@ -222,7 +236,7 @@ class Repo:
     pushed_at: float
     issues: dict[int, Issue] = field(default_factory=dict)
     labels: dict[str, Label] = field(default_factory=dict)
-    permissions: dict[str, str] = field(default_factory=dict)
+    permissions: Caseless[str] = field(default_factory=Caseless)  # by login
     next_number: int = 1
     private: bool = False
     allow_auto_merge: bool = False
@@ -242,7 +256,7 @@ class Repo:
         return self.full_name.split("/", 1)[1]
 
     def permission_of(self, login: str) -> str:
-        if login == self.owner.login:
+        if same_name(login, self.owner.login):
             return "admin"
         return self.permissions.get(login, "none")
 

@@ -80,7 +80,9 @@ class GitStore:
     # -- plumbing ---------------------------------------------------------------------------
 
     def path(self, full_name: str) -> Path:
-        owner, name = full_name.split("/", 1)
+        # GitHub ignores the case of the name (``github_names``): so does the directory,
+        # whatever casing a caller passes (setup calls take the test's spelling).
+        owner, name = full_name.lower().split("/", 1)
         return self.root / owner / f"{name}.git"
 
     def _git(

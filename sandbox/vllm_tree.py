@@ -9,10 +9,13 @@
   naming a variable rather than a file; it includes the others.
 - ``cmake/external_projects/vllm_flash_attn.cmake``: ``sandbox.vllm_shapes.PIN_TEMPLATE``
   (a bare sha indented 10 spaces, the if/else ``SOURCE_DIR`` double declaration).
-- ``cmake/external_projects/deepgemm.cmake``: the if/else pair, a bare sha,
-  ``GIT_SUBMODULES`` and a comment: the ref is kept in sync with the script below.
-- ``tools/install_deepgemm.sh``: ``DEEPGEMM_GIT_REF="<sha>"`` (``deepgemm_script``,
-  the same sha unless a test wants it out of sync).
+- ``cmake/external_projects/deepgemm.cmake``: ``sandbox.vllm_shapes.DEEPGEMM_CMAKE_TEMPLATE``
+  (the if/else pair, a bare sha, ``GIT_SUBMODULES``, and just above the GIT_TAG
+  declaration a comment: the ref is kept in sync with the script below).
+- ``tools/install_deepgemm.sh``: ``sandbox.vllm_shapes.DEEPGEMM_SCRIPT_TEMPLATE``, which
+  assigns ``DEEPGEMM_GIT_REF="<sha>"`` as its default and ``DEEPGEMM_GIT_REF="$2"`` in
+  its ``--ref)`` option (``deepgemm_script``: the default's sha, the same unless a test
+  wants it out of sync).
 - ``cmake/external_projects/flashmla.cmake``: the if/else pair, ``GIT_REPOSITORY``
   without ``.git``.
 - ``cmake/external_projects/qutlass.cmake``: one declaration, a sha.
@@ -24,7 +27,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.vllm_shapes import PIN_TEMPLATE
+from sandbox.vllm_shapes import (
+    DEEPGEMM_CMAKE_TEMPLATE,
+    DEEPGEMM_SCRIPT_FILE,
+    DEEPGEMM_SCRIPT_TEMPLATE,
+    PIN_TEMPLATE,
+)
 
 FLASH_ATTN_SHA = "f3e1a4f74c99145c0717709860bf765de1703779"
 DEEPGEMM_SHA = "5a8c0f2e9b7d1c3a4e6f8091b2d3c4e5f6a7b8c9"
@@ -34,7 +42,7 @@ CUTLASS_TAG = "v4.4.2"
 TRITON_KERNELS_TAG = "v3.6.0"
 
 EXTERNAL = "cmake/external_projects"
-DEEPGEMM_SCRIPT = "tools/install_deepgemm.sh"
+DEEPGEMM_SCRIPT = DEEPGEMM_SCRIPT_FILE
 
 _CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.26)
@@ -69,48 +77,6 @@ include(cmake/external_projects/deepgemm.cmake)
 include(cmake/external_projects/flashmla.cmake)
 include(cmake/external_projects/qutlass.cmake)
 include(cmake/external_projects/triton_kernels.cmake)
-"""
-
-_DEEPGEMM = """\
-include(FetchContent)
-
-if(DEFINED ENV{{DEEPGEMM_SRC_DIR}})
-  set(DEEPGEMM_SRC_DIR $ENV{{DEEPGEMM_SRC_DIR}})
-endif()
-
-if(DEEPGEMM_SRC_DIR)
-  FetchContent_Declare(
-    deepgemm
-    SOURCE_DIR ${{DEEPGEMM_SRC_DIR}}
-    CONFIGURE_COMMAND ""
-    BUILD_COMMAND ""
-  )
-else()
-  FetchContent_Declare(
-    deepgemm
-    GIT_REPOSITORY https://github.com/deepseek-ai/DeepGEMM.git
-    # This ref should be kept in sync with tools/install_deepgemm.sh
-    GIT_TAG {sha}
-    GIT_SUBMODULES "third-party/cutlass" "third-party/fmt"
-    GIT_PROGRESS TRUE
-    CONFIGURE_COMMAND ""
-    BUILD_COMMAND ""
-  )
-endif()
-
-FetchContent_Populate(deepgemm)
-"""
-
-_DEEPGEMM_SCRIPT = """\
-#!/usr/bin/env bash
-# Builds DeepGEMM from source for images that do not run the CMake build.
-set -euo pipefail
-
-DEEPGEMM_GIT_REPO="https://github.com/deepseek-ai/DeepGEMM.git"
-DEEPGEMM_GIT_REF="{sha}"
-
-git clone --recursive "$DEEPGEMM_GIT_REPO" deepgemm
-git -C deepgemm checkout "$DEEPGEMM_GIT_REF"
 """
 
 _FLASHMLA = """\
@@ -195,8 +161,8 @@ def vllm_tree_files(
     return {
         "CMakeLists.txt": _CMAKELISTS.format(cutlass=cutlass),
         f"{EXTERNAL}/vllm_flash_attn.cmake": PIN_TEMPLATE.format(sha=flash_attn),
-        f"{EXTERNAL}/deepgemm.cmake": _DEEPGEMM.format(sha=deepgemm),
-        DEEPGEMM_SCRIPT: _DEEPGEMM_SCRIPT.format(sha=deepgemm_script or deepgemm),
+        f"{EXTERNAL}/deepgemm.cmake": DEEPGEMM_CMAKE_TEMPLATE.format(sha=deepgemm),
+        DEEPGEMM_SCRIPT: DEEPGEMM_SCRIPT_TEMPLATE.format(sha=deepgemm_script or deepgemm),
         f"{EXTERNAL}/flashmla.cmake": _FLASHMLA.format(sha=flashmla),
         f"{EXTERNAL}/qutlass.cmake": _QUTLASS.format(sha=qutlass),
         f"{EXTERNAL}/triton_kernels.cmake": _TRITON_KERNELS.format(tag=triton_kernels),

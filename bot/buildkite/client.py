@@ -1,7 +1,7 @@
 """Buildkite REST v2 access: a small async client on the app's one session.
 
-`BuildkiteClient` holds the endpoints the bot uses: builds and their jobs, a job's
-log tail, the job retry, and a build's artifacts. How a request is sent, retried
+`BuildkiteClient` holds the endpoints the bot uses: builds and their jobs, a new
+build, a job's log tail, the job retry, and a build's artifacts. How a request is sent, retried
 and read is ``bot.buildkite.transport``; the errors it raises are
 ``bot.buildkite.errors``.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -29,6 +30,16 @@ _NOT_RETRYABLE = frozenset({400, 422})
 
 TOO_MANY_REDIRECTS = "more than {limit} redirects"
 REDIRECT_WITHOUT_LOCATION = "a redirect without a Location header"
+
+
+@dataclass(frozen=True)
+class PullRequestRef:
+    """The PR a new build is for, as Buildkite's create-build call takes it; ``repository``
+    only for a PR from a fork (its Git URL)."""
+
+    number: int
+    base_branch: str
+    repository: str | None = None
 
 
 def _build_path(org: str, pipeline: str, number: int) -> list[str | int]:
@@ -93,6 +104,33 @@ class BuildkiteClient:
         query = [("include_retried_jobs", "true")] if include_retried_jobs else []
         url = self._http.url(_build_path(org, pipeline, number), query)
         return await self._http.json_object(url)
+
+    async def create_build(
+        self,
+        org: str,
+        pipeline: str,
+        *,
+        commit: str,
+        branch: str,
+        message: str,
+        env: Mapping[str, str] | None = None,
+        pull_request: PullRequestRef | None = None,
+    ) -> dict[str, Any]:
+        """Start a build of ``commit`` on ``branch`` (Buildkite's create-build call); the
+        answer is the new build. Never retried automatically on 5xx: a lost answer does
+        not prove no build was made, so the caller looks for it (by ``env``) first."""
+        data: dict[str, Any] = {"commit": commit, "branch": branch, "message": message}
+        if env:
+            data["env"] = dict(env)
+        if pull_request is not None:
+            data["pull_request_id"] = pull_request.number
+            data["pull_request_base_branch"] = pull_request.base_branch
+            if pull_request.repository is not None:
+                data["pull_request_repository"] = pull_request.repository
+        path = ["organizations", org, "pipelines", pipeline, "builds"]
+        return await self._http.json_object(
+            self._http.url(path), method="POST", idempotent=False, data=data
+        )
 
     async def jobs(
         self,

@@ -4,8 +4,8 @@ JSON objects and pages from the answers.
 
 Every request is bounded by a timeout. Reads (GET) are retried a bounded
 number of times on 5xx answers and dropped connections; a request sent with
-``idempotent=False`` (the job retry, a PUT) never is, since a 5xx does not
-prove Buildkite did not act on it. A 429's wait (``bot.buildkite.decisions``)
+``idempotent=False`` (the job retry, a PUT; a build's creation, a POST) never is,
+since a 5xx does not prove Buildkite did not act on it. A 429's wait (``bot.buildkite.decisions``)
 longer than ``max_wait`` becomes a ``TransientError`` with ``retry_after`` so
 the inbox reschedules the delivery instead of a worker sleeping through it.
 
@@ -240,15 +240,20 @@ class Transport:
         return items
 
     async def json_object(
-        self, url: str, *, method: str = "GET", idempotent: bool = True
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        idempotent: bool = True,
+        data: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The JSON object a request answers."""
-        reply = await self.request(method, url, idempotent=idempotent)
-        data = await self._json(reply)
-        if not isinstance(data, dict):
+        """The JSON object a request (with ``data`` as its JSON body, if given) answers."""
+        reply = await self.request(method, url, idempotent=idempotent, data=data)
+        answer = await self._json(reply)
+        if not isinstance(answer, dict):
             expected = UNEXPECTED_ANSWER.format(expected="a JSON object")
             raise BuildkiteError(reply.status, expected, request=describe(method, url))
-        return data
+        return answer
 
     @staticmethod
     def _list_of_objects(data: object, method: str, url: str) -> list[dict[str, Any]]:
@@ -277,14 +282,20 @@ class Transport:
         accept: frozenset[int] = frozenset(),
         read: Reader = read_all,
         streaming: bool = False,
+        data: Mapping[str, Any] | None = None,
     ) -> Reply:
         """One call with its retries: a 2xx (or an ``accept``-ed status) answer, or an error."""
         request = describe(method, url)
+        sent = dict(headers or {})
+        body = None
+        if data is not None:
+            body = json.dumps(data).encode()
+            sent["Content-Type"] = "application/json"
         attempt = 0
         while True:
             attempt += 1
             try:
-                reply = await self._attempt(method, url, headers or {}, read, streaming)
+                reply = await self._attempt(method, url, sent, read, streaming, body)
             except TRANSPORT_ERRORS as exc:
                 # No answer at all: retried like a server error.
                 delay = self._policy.backoff(attempt) if idempotent else None
@@ -322,6 +333,7 @@ class Transport:
         headers: Mapping[str, str],
         read: Reader,
         streaming: bool,
+        body: bytes | None = None,
     ) -> Reply:
         sent = dict(headers)
         api = origin(url) == self._origin
@@ -336,6 +348,7 @@ class Transport:
                 method,
                 URL(url, encoded=True),
                 headers=sent,
+                data=body,
                 allow_redirects=False,
                 timeout=self._stream_timeout if streaming else self._timeout,
             ) as response:

@@ -67,6 +67,7 @@ DEFAULT_BLOCKED_BUILDS: BlockedBuilds = "green"
 DEFAULT_REQUIRED_CHECKS: tuple[str, ...] = ("*",)  # every check run on the head
 DEFAULT_LANDING_PATHS: tuple[str, ...] = ("cmake/**", ".buildkite/check-torch-abi.py")
 DEFAULT_COOLDOWN_MINUTES = 10
+DEFAULT_FULL_BUILD_MINUTES = 30
 
 
 class _Section(BaseModel):
@@ -169,6 +170,13 @@ class LandingConfig(_Section):
     # Check runs (GitHub Actions, other Apps) that must pass, as name globs; a name
     # without wildcards is waited for until it reports.
     required_checks: tuple[CheckName, ...] = DEFAULT_REQUIRED_CHECKS
+    # With labels on approval, only builds created once they were all on the PR count (an
+    # earlier one ran the reduced pipeline). True: for a pipeline that does not start one on
+    # a label change, the bot creates one itself, once per head.
+    start_full_build: bool = False
+    # How long after the labels went on the PR the bot waits for such a build before it
+    # says, once per head, that none started.
+    full_build_minutes: Minutes = DEFAULT_FULL_BUILD_MINUTES
 
 
 class LogRule(_Section):

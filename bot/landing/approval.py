@@ -23,6 +23,7 @@ from bot.landing.state import (
     Approval,
     Landing,
     LandingOutcome,
+    LandingState,
     load_state,
     pr_lock,
     read_pull,
@@ -57,9 +58,8 @@ async def on_approval(ctx: RepoScope, approval: Approval) -> Landing:
         state.pin = proposal_key(str(pull["head"]["ref"])) or ""
         state.approved_head, state.approved_by = head, approval.login
         state.review_id = approval.review_id
-        await save_state(ctx, approval.number, state)
-        await _add_missing_labels(ctx, pull)
-        return await advance_locked(ctx, approval.number, state, pull)
+        labelled = await _add_missing_labels(ctx, pull, state)
+        return await advance_locked(ctx, approval.number, state, labelled)
 
 
 async def _refusal(
@@ -106,12 +106,23 @@ async def _refuse_once(ctx: RepoScope, approval: Approval, reason: str, next_ste
     await effects.post_once(ctx.gh, ctx.store, ctx.repo, approval.number, body, marker)
 
 
-async def _add_missing_labels(ctx: RepoScope, pull: Mapping[str, Any]) -> None:
+async def _add_missing_labels(
+    ctx: RepoScope, pull: Mapping[str, Any], state: LandingState
+) -> Mapping[str, Any]:
+    """Put the labels on approval on the PR (the state saved first, with when); the PR with
+    the labels it has now (GitHub answers with them), which landing checks next."""
+    number = int(pull["number"])
     have = {str(label["name"]).casefold() for label in pull.get("labels") or []}
     missing = [name for name in ctx.landing.labels_on_approval if name.casefold() not in have]
     if missing:
-        await ctx.gh.post(
-            "/repos/{owner}/{repo}/issues/{number}/labels",
-            url_vars=ctx.repo.vars(number=str(pull["number"])),
-            data={"labels": missing},
-        )
+        # Before the request: a lower bound of the label's time, finer than GitHub's.
+        state.labels_added_at = ctx.clock()
+    await save_state(ctx, number, state)
+    if not missing:
+        return pull
+    labels = await ctx.gh.post(
+        "/repos/{owner}/{repo}/issues/{number}/labels",
+        url_vars=ctx.repo.vars(number=str(pull["number"])),
+        data={"labels": missing},
+    )
+    return {**pull, "labels": labels}

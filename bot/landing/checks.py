@@ -80,31 +80,58 @@ def blocked_steps(build: Mapping[str, Any]) -> list[str]:
 async def note_blocked_steps(
     ctx: RepoScope, number: int, head: str, builds: Sequence[FoundBuild]
 ) -> None:
-    """Before landing on a blocked build, say once which steps it leaves unrun."""
+    """Before landing on a blocked build, say once which build it was judged on and which
+    steps it leaves unrun."""
+    blocked = [found for found in builds if is_blocked(found.build)]
+    if not blocked:
+        return
     rows = [
-        f"- {found.pipeline} #{found.number}: {landing_text.code(blocked_steps(found.build))}"
-        for found in builds
-        if is_blocked(found.build)
+        landing_text.BLOCKED_ROW.format(
+            build=build_link(found), steps=landing_text.code(blocked_steps(found.build))
+        )
+        for found in blocked
     ]
-    if rows:
-        body = landing_text.LANDING_BLOCKED.format(head7=head[:7], rows="\n".join(rows))
-        marker = landing_text.MARKER_BLOCKED.format(head=head)
-        await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    body = landing_text.LANDING_BLOCKED.format(
+        head7=head[:7], judged=judged_on(ctx, builds), rows="\n".join(rows)
+    )
+    marker = landing_text.MARKER_BLOCKED.format(head=head)
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
 
 
-async def head_builds(
+def build_link(found: FoundBuild) -> str:
+    return landing_text.BUILD_LINK.format(
+        pipeline=found.pipeline, number=found.number, url=str(found.build.get("web_url") or "")
+    )
+
+
+def judged_on(ctx: RepoScope, builds: Sequence[FoundBuild]) -> str:
+    """The builds a landing was judged on, as the comments name them."""
+    links = ", ".join(build_link(found) for found in builds)
+    labels = ctx.landing.labels_on_approval
+    if not labels:
+        return links
+    return landing_text.JUDGED_AFTER_LABELS.format(builds=links, labels=landing_text.code(labels))
+
+
+async def pr_builds_of_head(
     bk: BuildkiteClient, where: BuildkiteConfig, number: int, head: str
-) -> list[FoundBuild]:
-    """In each pipeline, the newest Buildkite build of ``head`` for this PR (or its branch):
-    landing waits for all of them."""
+) -> dict[str, list[FoundBuild]]:
+    """In each pipeline, the Buildkite builds of ``head`` for this PR (or its branch), newest
+    first: landing judges the head on the newest one that ran the full CI."""
     org = where.organization
-    found = []
+    found: dict[str, list[FoundBuild]] = {}
     for pipeline in where.pipelines:
-        for build in await bk.builds(org, pipeline, commit=head, per_page=10):
-            pull_request = build.get("pull_request") or {}
-            if str(pull_request.get("id")) == str(number) or str(
-                build.get("branch") or ""
-            ).startswith(PROPOSAL_PREFIXES):
-                found.append(FoundBuild(org, pipeline, build))
-                break
+        found[pipeline] = [
+            FoundBuild(org, pipeline, build)
+            for build in await bk.builds(org, pipeline, commit=head, per_page=10)
+            if is_of_pull(build, number)
+        ]
     return found
+
+
+def is_of_pull(build: Mapping[str, Any], number: int) -> bool:
+    """A build for this PR: Buildkite says so, or it ran on one of the bot's branches."""
+    pull_request = build.get("pull_request") or {}
+    return str(pull_request.get("id")) == str(number) or str(build.get("branch") or "").startswith(
+        PROPOSAL_PREFIXES
+    )

@@ -9,7 +9,10 @@ redelivery of any of them each just call in, and only missing writes happen.
 
 The approval is bound to the head it was given on: the merge names that sha
 (GitHub answers 409 if the head moved), auto-merge is enabled with it as the
-expected head, and a newer head voids the approval with one comment.
+expected head, and a newer head voids the approval with one comment. It is judged
+on the full CI only (``bot.landing.full_ci``). A merge refused at an unchanged head
+because the base moved is tried again through the inbox (its delivery fails
+transiently and runs again with backoff), a few times, then left to humans.
 """
 
 from __future__ import annotations
@@ -20,12 +23,19 @@ from typing import Any
 import gidgethub
 
 from bot.buildkite import job_states
-from bot.buildkite.client import BuildkiteClient
 from bot.github import effects
 from bot.github.default_branch import forget_head
+from bot.landing import full_ci
 from bot.landing import text as landing_text
-from bot.landing.checks import head_builds, is_blocked, not_green, note_blocked_steps
+from bot.landing.auto_merge import allows_auto_merge, enable_auto_merge
+from bot.landing.checks import is_blocked, not_green, note_blocked_steps
+from bot.landing.retries import job_row, judged_row, retry_job
 from bot.landing.rules import (
+    MERGE_CONFLICT,
+    MERGE_NOT_ALLOWED,
+    MERGE_RACE_RETRIES,
+    lost_a_race,
+    may_merge_again,
     may_retry,
 )
 from bot.landing.state import (
@@ -35,7 +45,6 @@ from bot.landing.state import (
     LandingOutcome,
     LandingState,
     load_state,
-    log,
     open_bump_pull,
     pr_lock,
     read_pull,
@@ -43,35 +52,17 @@ from bot.landing.state import (
     save_state,
 )
 from bot.landing.withdraw import disable_auto_merge, void_approval
-from bot.retry.builds import FoundBuild, hard_failures
-from bot.retry.classify import Verdict
-from bot.retry.retries import retry_counted
+from bot.retry.builds import FoundBuild, canceled_jobs, hard_failures
+from bot.retry.plan import canceled_row
 from bot.retry.verdicts import classify_failures, images_note
 from bot.service import metrics
+from bot.service.errors import TransientError
 from bot.service.scope import RepoScope
-from bot.store.kinds import Kind
 
-MERGE_NOT_ALLOWED = 405  # required checks or reviews not satisfied (yet)
-
-
-MERGE_HEAD_MOVED = 409  # the sha we named is no longer the head
-
-
-GRAPHQL_METHODS = {"merge": "MERGE", "squash": "SQUASH", "rebase": "REBASE"}
-
-
-WAITING_NEVER_RAN = "build #{number} failed only by jobs that never ran ({names}); nothing to retry"
-
-
-ENABLE_AUTO_MERGE = """
-mutation($pr: ID!, $method: PullRequestMergeMethod!, $head: GitObjectID!) {
-  enablePullRequestAutoMerge(
-    input: {pullRequestId: $pr, mergeMethod: $method, expectedHeadOid: $head}
-  ) {
-    pullRequest { number }
-  }
-}
-"""
+WAITING_NEVER_RAN = (
+    "build #{number} failed only by jobs that never ran or were canceled ({names}); "
+    "nothing to retry"
+)
 
 
 async def advance(ctx: RepoScope, number: int) -> Landing:
@@ -86,21 +77,19 @@ async def advance(ctx: RepoScope, number: int) -> Landing:
 async def advance_locked(
     ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any]
 ) -> Landing:
-    if pull.get("merged"):
-        await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
-        return Landing(LandingOutcome.ALREADY_MERGED)
-    if pull["state"] != "open":
-        return Landing(LandingOutcome.CLOSED)
+    if pull.get("merged") or pull["state"] != "open":
+        return await _not_open(ctx, number, state, pull)
     head = str(pull["head"]["sha"])
     if head != state.approved_head:
         return await void_approval(ctx, number, state, head, pull)
     if state.stopped_for == head:
         return Landing(LandingOutcome.LEFT_TO_HUMANS)
-    if state.auto_merge_for != head and await _allows_auto_merge(ctx):
-        await _enable_auto_merge(ctx, number, state, pull)
-    builds: list[FoundBuild] = []
-    if ctx.config.buildkite is not None and ctx.bk is not None:
-        builds = await head_builds(ctx.bk, ctx.config.buildkite, number, head)
+    builds = await _judged_builds(ctx, number, state, pull)
+    if not isinstance(builds, list):
+        # Not even auto-merge yet: GitHub would merge on the reduced build's statuses.
+        return builds
+    if state.auto_merge_for != head and await allows_auto_merge(ctx):
+        await enable_auto_merge(ctx, number, state, pull)
     failed = [found for found in builds if found.build.get("state") == FAILED]
     # A build with a failure of its own first: one failed only by jobs that never ran
     # just waits (see _failed_build), which must not hide another pipeline's failure.
@@ -117,29 +106,26 @@ async def advance_locked(
     return await _merge(ctx, number, state, head)
 
 
-async def _allows_auto_merge(ctx: RepoScope) -> bool:
-    data = await ctx.gh.getitem("/repos/{owner}/{repo}", url_vars=ctx.repo.vars())
-    return data.get("allow_auto_merge") is True
-
-
-async def _enable_auto_merge(
+async def _not_open(
     ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any]
-) -> None:
-    head = str(pull["head"]["sha"])
-    try:
-        await ctx.gh.graphql(
-            ENABLE_AUTO_MERGE,
-            pr=str(pull["node_id"]),
-            method=GRAPHQL_METHODS[ctx.landing.merge_method],
-            head=head,
-        )
-    except gidgethub.GraphQLException as exc:
-        # E.g. the PR can merge right now ("clean status") or the branch has no
-        # required checks: then the bot merges it itself once it is green.
-        log.info("%s#%d: auto-merge not enabled: %s", ctx.repo.full_name, number, exc)
-        return
-    state.auto_merge_for = head
-    await save_state(ctx, number, state)
+) -> Landing:
+    """Merged (by anyone: the pin cools down) or closed: nothing left to land."""
+    if state.awaiting_full_build is not None:
+        state.awaiting_full_build = None  # nothing left for a reconcile tick to look at
+        await save_state(ctx, number, state)
+    if not pull.get("merged"):
+        return Landing(LandingOutcome.CLOSED)
+    await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
+    return Landing(LandingOutcome.ALREADY_MERGED)
+
+
+async def _judged_builds(
+    ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any]
+) -> list[FoundBuild] | Landing:
+    """The Buildkite builds the head is judged on (none without Buildkite), or why it waits."""
+    if ctx.config.buildkite is None or ctx.bk is None:
+        return []
+    return await full_ci.judged_builds(ctx, number, pull, state)
 
 
 async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) -> Landing:
@@ -161,20 +147,49 @@ async def _merge(ctx: RepoScope, number: int, state: LandingState, head: str) ->
         forget_head(ctx.repo)  # main moved: later reads of this delivery see the merge
     except gidgethub.BadRequest as exc:
         status = int(exc.status_code)
-        if status == MERGE_NOT_ALLOWED:
-            return Landing(LandingOutcome.NOT_MERGEABLE_YET)
-        if status != MERGE_HEAD_MOVED:
+        if status not in (MERGE_NOT_ALLOWED, MERGE_CONFLICT):
             raise
         pull = await read_pull(ctx, number)
         now = str(pull["head"]["sha"])
-        if now == head:
-            return Landing(LandingOutcome.CONFLICT)
-        return await void_approval(ctx, number, state, now, pull)
+        if now != head:
+            return await void_approval(ctx, number, state, now, pull)
+        if not lost_a_race(status, pull.get("mergeable_state")):
+            return Landing(LandingOutcome.NOT_MERGEABLE_YET)
+        return await _lost_a_race(ctx, number, state, pull, status)
     metrics.landed(ctx.landing.merge_method)
     state.merged_sha = head
     await save_state(ctx, number, state)
     await record_landed(ctx.store, ctx.repo, state.pin, number, ctx.clock())
     return Landing(LandingOutcome.MERGED, head[:7])
+
+
+async def _lost_a_race(
+    ctx: RepoScope, number: int, state: LandingState, pull: Mapping[str, Any], status: int
+) -> Landing:
+    """The merge lost a race with the base branch: no further event may come (CI is done),
+    so the delivery fails transiently and the inbox runs it again with its backoff; after
+    ``MERGE_RACE_RETRIES`` tries, one comment and the head is left to humans."""
+    head = str(pull["head"]["sha"])
+    count = state.merge_races.get(head, 0) + 1
+    state.merge_races[head] = count
+    await save_state(ctx, number, state)
+    if may_merge_again(count):
+        raise TransientError(
+            landing_text.MERGE_RACE_AGAIN.format(
+                head7=head[:7],
+                status=status,
+                state=pull.get("mergeable_state"),
+                count=count,
+                limit=MERGE_RACE_RETRIES,
+            )
+        )
+    state.stopped_for = head
+    body = landing_text.MERGE_RACES_LOST.format(head7=head[:7], count=count, status=status)
+    marker = landing_text.MARKER_MERGE_RACES.format(head=head)
+    # Posted before the state says so: a failed post is retried, not forgotten.
+    await effects.post_once(ctx.gh, ctx.store, ctx.repo, number, body, marker)
+    await save_state(ctx, number, state)
+    return Landing(LandingOutcome.MERGE_RACES_LOST, head[:7])
 
 
 async def on_bump_build(
@@ -204,13 +219,14 @@ async def on_build_finished(ctx: RepoScope, number: int, found: FoundBuild) -> L
             return await advance_locked(ctx, number, state, pull)
         if state.stopped_for == head:
             return Landing(LandingOutcome.LEFT_TO_HUMANS)
-        if found.build.get("state") == PASSED or is_blocked(found.build):
+        built = found.build.get("state")
+        if built == FAILED and await full_ci.counts(ctx, number, pull, state, found):
+            return await _failed_build(ctx, number, state, pull, found)
+        # A failed build from before the labels (the reduced pipeline) is no verdict:
+        # landing goes on waiting for (or starting) the full CI.
+        if built in (PASSED, FAILED) or is_blocked(found.build):
             return await advance_locked(ctx, number, state, pull)
-        if found.build.get("state") != FAILED:
-            return Landing(
-                LandingOutcome.NOTHING_TO_DO, f"build #{found.number} {found.build.get('state')}"
-            )
-        return await _failed_build(ctx, number, state, pull, found)
+        return Landing(LandingOutcome.NOTHING_TO_DO, f"build #{found.number} {built}")
 
 
 async def _failed_build(
@@ -225,7 +241,8 @@ async def _failed_build(
     if _failed_only_by_jobs_that_never_ran(found):
         # The build failed, yet none of its jobs failed by itself: all that stands in the
         # way is jobs that never ran (broken: a failed dependency or a condition kept the
-        # step out; skipped; canceled before they started). A retry would not run them, so
+        # step out; skipped; canceled, before they started or while they ran: a person
+        # stopped them, which is no failure of the head). A retry would not run them, so
         # this is no flaky failure to retry; nothing failed, so nothing to leave the head
         # to humans for; but a required step that did not run is not green either. So
         # landing neither retries, nor stops, nor merges: it waits with the approval
@@ -233,7 +250,8 @@ async def _failed_build(
         names = ", ".join(
             str(job.get("name") or job.get("step_key") or job.get("id"))
             for job in found.build.get("jobs") or []
-            if not job.get("retried") and job_states.never_ran(job)
+            if not job.get("retried")
+            and (job_states.never_ran(job) or job_states.is_canceled_job(job))
         )
         return Landing(
             LandingOutcome.WAITING, WAITING_NEVER_RAN.format(number=found.number, names=names)
@@ -258,7 +276,7 @@ async def _failed_build(
 
 
 def _failed_only_by_jobs_that_never_ran(found: FoundBuild) -> bool:
-    return job_states.failed_only_by_jobs_that_never_ran(found.build.get("jobs") or [])
+    return job_states.failed_without_a_failure_of_its_own(found.build.get("jobs") or [])
 
 
 async def _act_on_failure(
@@ -273,13 +291,13 @@ async def _act_on_failure(
     head = str(pull["head"]["sha"])
     limit = ctx.config.retry.max_failed_jobs
     if len(failed) > limit:
-        rows = [_plain_row(job) for job in failed]
+        rows = [job_row(job) for job in failed]
         return await _stop(ctx, number, state, pull, landing_text.TOO_MANY_FAILED, found, rows)
     retry_ctx = ctx
     # The retry-flaky classifier, as is: landing must call a failure flaky exactly
     # when `@bot retry-flaky` would.
     decided = await classify_failures(retry_ctx, found, failed, head)
-    rows = [_row(job, verdict) for job, verdict in decided]
+    rows = [judged_row(job, verdict) for job, verdict in decided]
     real = [row for row, (_job, verdict) in zip(rows, decided, strict=True) if not verdict.retry]
     if real or not failed:
         images = await images_note(ctx, found, [verdict for _job, verdict in decided])
@@ -290,78 +308,12 @@ async def _act_on_failure(
         return await _stop(ctx, number, state, pull, landing_text.ATTEMPTS_EXHAUSTED, found, rows)
     retried = 0
     for row in rows:
-        retried += await _retry(ctx, number, found, row, attempt=runs + 1, head=head)
+        retried += await retry_job(ctx, number, found, row, attempt=runs + 1, head=head)
     if retried == 0:
         return await _stop(ctx, number, state, pull, landing_text.NOT_RETRYABLE, found, rows)
     return Landing(
         LandingOutcome.RETRIED, f"{retried} job(s) of build #{found.number}, attempt {runs + 1}"
     )
-
-
-def _bk(ctx: RepoScope) -> BuildkiteClient:
-    assert ctx.bk is not None, "a finished build arrives only when Buildkite is configured"
-    return ctx.bk
-
-
-def _plain_row(job: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "job_id": str(job["id"]),
-        "name": str(job.get("name") or job.get("step_key") or job["id"]),
-        "url": str(job.get("web_url") or ""),
-        "step_key": job.get("step_key"),
-        "class": str(job.get("state")),
-        "evidence": f"exit status {job.get('exit_status')}",
-        "rule": None,
-    }
-
-
-def _row(job: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
-    row = _plain_row(job)
-    row.update(
-        {"class": verdict.failure_class.value, "evidence": verdict.evidence, "rule": verdict.rule}
-    )
-    return row
-
-
-async def _retry(
-    ctx: RepoScope,
-    number: int,
-    found: FoundBuild,
-    row: dict[str, Any],
-    *,
-    attempt: int,
-    head: str,
-) -> int:
-    """Retry one job (1) or learn it cannot be (0); recorded like retry-flaky's retries."""
-    step_key = f"{found.key}/{row.get('step_key') or row['job_id']}"
-    # Counted like retry-flaky's retries, so its per-step cap sees them.
-    new = await retry_counted(_bk(ctx), ctx.store, found, row["job_id"], step_key)
-    if isinstance(new, str):
-        log.info("%s#%d: %s not retried: %s", ctx.repo.full_name, number, row["name"], new)
-        return 0
-    metrics.job_retried(str(row["class"]), "landing")
-    await ctx.store.put_state(
-        Kind.RETRY_JOB,
-        str(new["id"]),
-        {
-            "repo": ctx.repo.full_name,
-            "pr": number,
-            "original_job_id": row["job_id"],
-            "step_key": row.get("step_key"),
-            "name": row["name"],
-            "class": row["class"],
-            "rule": row.get("rule"),
-            "evidence": row["evidence"],
-            "requested_by": ctx.bot_login,
-            "reason": landing_text.RETRY_REASON.format(head7=head[:7], attempt=attempt),
-            "forced": False,
-            "build": found.key,
-            "outcome": None,
-            "at": ctx.clock(),
-            "source": "landing",
-        },
-    )
-    return 1
 
 
 async def _stop(
@@ -391,6 +343,10 @@ async def _stop(
         attempts=state.failed_runs.get(head, 0),
         rows=landing_text.failing_rows(rows),
     )
+    canceled = [canceled_row(job)[0] for job in canceled_jobs(found.build)]
+    if canceled:
+        rows_text = landing_text.failing_rows(canceled)
+        body = f"{body}\n\n{landing_text.CANCELED_JOBS.format(rows=rows_text)}"
     if extra:
         body = f"{body}\n\n{extra}"
     marker = landing_text.MARKER_STOPPED.format(head=head)

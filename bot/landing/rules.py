@@ -4,7 +4,8 @@ Kept apart from ``bot.landing.flow`` (which does the I/O) so that the bump flow 
 consult the cooldown without importing the landing flow, and so that every
 rule here is tested without a network: which paths a PR may touch, who owns a
 path by CODEOWNERS, whether an approval is of the current head, how many CI
-attempts a head gets, and whether a pin is still cooling down.
+attempts a head gets, whether a pin is still cooling down, which builds ran the
+full CI, and which refused merges lost a race with the base branch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
@@ -168,3 +170,83 @@ def check_runs_not_green(runs: Iterable[Mapping[str, Any]], required: Sequence[s
         if not _WILDCARDS & set(glob) and glob not in latest:
             return f"check run {glob!r} has not reported"
     return None
+
+
+# --- the full CI ---------------------------------------------------------------------------
+
+LABELED = "labeled"
+
+
+def parse_time(value: object) -> float | None:
+    """Epoch seconds of an ISO 8601 time as GitHub (``2026-08-06T12:00:00Z``) and Buildkite
+    (``...T12:00:00.123Z``) write them; a time without a zone is UTC; None if it is none."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def labels_on_since(events: Iterable[Mapping[str, Any]], labels: Sequence[str]) -> float | None:
+    """When the last of ``labels`` went on the PR, by its timeline: each label's newest
+    ``labeled`` event (a label taken off and put back starts the full CI again), the
+    latest of those. None while one of them has no such event yet (none when ``labels``
+    is empty: the caller asks only when there are labels)."""
+    wanted = {label.casefold() for label in labels}
+    newest: dict[str, float] = {}
+    for event in events:
+        label = event.get("label")
+        at = parse_time(event.get("created_at"))
+        if event.get("event") != LABELED or not isinstance(label, Mapping) or at is None:
+            continue
+        name = str(label.get("name") or "").casefold()
+        if name in wanted:
+            newest[name] = max(at, newest.get(name, at))
+    if not wanted or set(newest) != wanted:
+        return None
+    return max(newest.values())
+
+
+def counts_for_landing(build: Mapping[str, Any], since: float | None) -> bool:
+    """Whether a build ran the pipeline the PR is meant to pass: any build when nothing is
+    labelled on approval (``since`` None), else one created once the labels were all on.
+    GitHub's times are whole seconds: a build created within the label's second counts."""
+    if since is None:
+        return True
+    created = parse_time(build.get("created_at"))
+    return created is not None and created >= since
+
+
+def full_build_overdue(since: float, now: float, minutes: int) -> bool:
+    """Whether ``minutes`` have passed since the labels went on without a full build."""
+    return now >= since + minutes * 60.0
+
+
+# --- merge races ----------------------------------------------------------------------------
+
+MERGE_NOT_ALLOWED = 405  # GitHub will not merge now (checks, reviews, or a moving base)
+MERGE_CONFLICT = 409  # the sha named is not the head, or the base moved under the merge
+# A refused merge is tried again (through the inbox, with its backoff) this many times
+# at an unchanged head; the next refusal leaves the PR to humans.
+MERGE_RACE_RETRIES = 3
+# ``mergeable_state`` values that say the base moved: GitHub is still working out the
+# merge (``unknown``) or the branch is behind it.
+RACE_STATES = frozenset({"behind", "unknown"})
+
+
+def lost_a_race(status: int, mergeable_state: object) -> bool:
+    """Whether a merge refused at an unchanged head lost a race with its base branch: any
+    409, or a 405 while the PR is behind or its mergeability unknown. A 405 for missing
+    reviews or checks (``blocked``, ``unstable``...) is no race: that waits for them."""
+    if status == MERGE_CONFLICT:
+        return True
+    return status == MERGE_NOT_ALLOWED and mergeable_state in RACE_STATES
+
+
+def may_merge_again(refusals: int) -> bool:
+    """After ``refusals`` merges lost to races at one head, whether to try once more."""
+    return refusals <= MERGE_RACE_RETRIES

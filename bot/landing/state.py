@@ -38,7 +38,8 @@ class LandingOutcome(enum.StrEnum):
     AUTO_MERGE = "auto-merge enabled; GitHub merges when the required checks pass"
     WAITING = "waiting"
     NOT_MERGEABLE_YET = "not mergeable yet (405); waiting for the next status"
-    CONFLICT = "merge conflict (409) at the approved head; waiting"
+    WAITING_FULL_CI = "waiting for the full CI"
+    MERGE_RACES_LOST = "merge refused while the base kept moving: left to humans"
     MERGED = "merged"
     APPROVAL_STANDS = "approval still stands"
     CHANGES_REQUESTED = "changes requested: landing stopped"
@@ -77,6 +78,13 @@ class LandingState(StateDoc):
     stopped_for: str | None = None  # a real failure left this head to humans
     reapproval_for: str | None = None  # the head the "re-approval needed" comment is about
     merged_sha: str | None = None
+    # Just before the bot put the labels on approval on the PR: GitHub's timeline has whole
+    # seconds only, and a build created earlier within the label's second is no full build.
+    labels_added_at: float | None = None
+    # The head landing waits for a full build of (a reconcile tick looks at it again).
+    awaiting_full_build: str | None = None
+    started_builds: dict[str, int] = field(default_factory=dict)  # "pipeline@head" → build
+    merge_races: dict[str, int] = field(default_factory=dict)  # head → merges lost to races
 
 
 def state_key(repo: Repo, number: int) -> str:

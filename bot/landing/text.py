@@ -15,9 +15,40 @@ MARKER_STOPPED = "<!-- followup-bot:landing-stopped head={head} -->"
 MARKER_CHANGES = "<!-- followup-bot:landing-changes-requested head={head} -->"
 MARKER_BLOCKED = "<!-- followup-bot:landing-blocked head={head} -->"
 MARKER_DISMISSED = "<!-- followup-bot:landing-dismissed review={review} -->"
+MARKER_NO_FULL_BUILD = "<!-- followup-bot:landing-no-full-build head={head} -->"
+MARKER_MERGE_RACES = "<!-- followup-bot:landing-merge-races head={head} -->"
 LANDING_BLOCKED = (
-    "Landing `{head7}`: every job that ran passed. These steps sit behind a block step "
-    "and did not run (`landing.blocked_builds: wait` makes the bot wait for them):\n{rows}"
+    "Landing `{head7}` on {judged}: every job that ran passed. These steps sit behind a "
+    "block step and did not run (`landing.blocked_builds: wait` makes the bot wait for "
+    "them):\n{rows}"
+)
+BLOCKED_ROW = "- {build}: {steps}"
+# The builds a landing was judged on: with labels on approval, those of the full CI.
+JUDGED_AFTER_LABELS = "{builds}, created after {labels} went on the PR"
+BUILD_LINK = "[{pipeline} #{number}]({url})"
+
+# No build of the full CI started in time (said once per head).
+NO_FULL_BUILD = (
+    "Landing `{head7}` waits for the full CI: {minutes} minutes after {labels} went on the "
+    "PR, no build of it was created in {pipelines}. A build from before ran the reduced "
+    "pipeline and does not count ({earlier}). The approval stands: a build of `{head7}` "
+    "started now lands the PR once it passes."
+)
+NO_EARLIER_BUILD = "there is none"
+# Why landing waits (the log line), and what makes the inbox run the delivery again.
+WAITING_FOR_FULL_BUILD = "no build of {head7} in {pipelines} created since {labels} went on"
+LABELS_NOT_ON = "{labels} not on the PR: no build counts for landing"
+LABELS_NOT_IN_TIMELINE = "{labels} on #{number} but not yet in its timeline; looking again"
+FULL_BUILD_MESSAGE = "Full CI of #{number} at {head7} for landing (started by followup-bot)"
+
+MERGE_RACE_AGAIN = (
+    "merge of {head7} refused ({status}, mergeable_state {state}) while the head stayed: "
+    "the base moved; trying again ({count} of {limit})"
+)
+MERGE_RACES_LOST = (
+    "Landing stopped: GitHub refused to merge `{head7}` {count} times although the PR's head "
+    "did not move (the base branch kept moving under the merge; the last answer was "
+    "{status}). Leaving this PR to humans: a maintainer can merge it by hand."
 )
 
 REFUSED = (
@@ -81,6 +112,7 @@ def failing_rows(rows: Iterable[Mapping[str, Any]]) -> str:
     )
 
 
+CANCELED_JOBS = "Canceled while they ran (no failure, not counted, not retried):\n{rows}"
 STOPPED_FOR_CHANGES = (
     "Landing stopped: @{login} requested changes after `{approved7}` was approved. "
     "Approve the PR again to land it."

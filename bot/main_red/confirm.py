@@ -19,6 +19,7 @@ from bot.main_red.state import SignalDoc
 from bot.service.scope import RepoScope
 
 CONFIRMING = "confirming: the first red job retried once"
+NOTE_RETRY_ENDED = "the confirming retry ended {state} (no verdict): judged without it"
 
 
 async def confirmed(
@@ -55,6 +56,13 @@ async def confirmed(
         doc.extra["confirm"] = {"build": first.build_number, "retry": str(new["id"])}
         return False
     retried = next((job for job in jobs if str(job.get("id")) == str(retry_id)), None)
+    if retried is not None and _ended_without_verdict(retried):
+        # Someone canceled the retry (or no agent took it): it will never pass or fail, and
+        # asking again would be a second retry. Judged as if confirmation were off, as for
+        # a job that cannot be retried.
+        note = NOTE_RETRY_ENDED.format(state=job_states.state(retried))
+        doc.extra["confirm"] = {"build": first.build_number, "done": True, "note": note}
+        return True
     if retried is None or not (
         retried.get("state") == job_states.PASSED or job_states.ran_and_failed(retried)
     ):
@@ -62,3 +70,12 @@ async def confirmed(
         return False  # still running: its build finishing again brings it here
     doc.extra["confirm"] = {"build": first.build_number, "retry": str(retry_id), "done": True}
     return True
+
+
+def _ended_without_verdict(job: Mapping[str, Any]) -> bool:
+    """Finished, but neither passed nor failed: canceled (before or while it ran), expired."""
+    return not (
+        job_states.not_finished(job)
+        or job.get("state") == job_states.PASSED
+        or job_states.ran_and_failed(job)
+    )

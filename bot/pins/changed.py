@@ -4,7 +4,8 @@ the push does not say what it touched.
 
 A push webhook lists at most 2,048 commits (the Events API lists 20; the webhook is what
 the bot gets), each with the files it added, modified and removed; a forced push or a
-longer one is not fully described, so every pin is looked at. Before this, every push to main re-synced every pin (3 reads per pin).
+longer one is not fully described, so every pin is looked at. Before this, every push to
+main re-synced every pin (3 reads per pin).
 """
 
 from __future__ import annotations

@@ -79,7 +79,11 @@ BUILDKITE_SCOPES: tuple[BuildkiteScope, ...] = (
     BuildkiteScope("read_builds", "builds of a commit, their jobs"),
     BuildkiteScope("read_build_logs", "job logs: failure classes, audits, missing images"),
     BuildkiteScope("read_artifacts", "the torch ABI audit's report"),
-    BuildkiteScope("write_builds", "retry-flaky's and red-on-main's job retries"),
+    BuildkiteScope(
+        "write_builds",
+        "retry-flaky's, landing's and red-on-main's job retries, and the full builds "
+        "landing starts (landing.start_full_build)",
+    ),
 )
 
 

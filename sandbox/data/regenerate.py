@@ -90,6 +90,7 @@ OPERATION_IDS: tuple[str, ...] = (
     "issues/list-for-repo",
     "issues/add-labels",
     "issues/remove-label",
+    "issues/list-events-for-timeline",
     "reactions/create-for-issue-comment",
     "apps/create-installation-access-token",
     "apps/get-repo-installation",

@@ -44,13 +44,13 @@ def test_discover_prints_every_pin_then_the_config_to_paste(
     code, out, err = run(capsys, "discover", "--repo", str(tmp_path))
     assert (code, err) == (0, "")
     deepgemm = [
-        cli.MSG_PIN.format(file=DEEPGEMM, line=15, dependency="deepgemm"),
+        cli.MSG_PIN.format(file=DEEPGEMM, line=18, dependency="deepgemm"),
         cli.MSG_REPOSITORY.format(repository="https://github.com/deepseek-ai/DeepGEMM.git"),
         cli.MSG_VALUE.format(value=DEEPGEMM_SHA, kind="sha"),
-        cli.MSG_OTHERS.format(s="", lines="8"),
+        cli.MSG_OTHERS.format(s="", lines="10"),
         cli.MSG_COMPANION.format(
             file=DEEPGEMM_SCRIPT,
-            line=6,
+            line=9,
             how=cli.HOW_VARIABLE.format(variable="DEEPGEMM_GIT_REF"),
             value=DEEPGEMM_SHA,
         ),
@@ -107,7 +107,7 @@ def test_discover_json_is_exactly_the_documented_schema(
         "companions": [],
     }
     assert pins["deepgemm"]["companions"] == [
-        {"file": DEEPGEMM_SCRIPT, "line": 6, "value": DEEPGEMM_SHA}
+        {"file": DEEPGEMM_SCRIPT, "line": 9, "value": DEEPGEMM_SHA}
     ]
 
 
@@ -177,11 +177,11 @@ def test_check_config_repo_names_the_file_out_of_sync(
     write_vllm_tree(tmp_path / "vllm", deepgemm_script="1" * 40)
     code, _, err = check_repo(tmp_path, capsys)
     out_of_sync = check.PROBLEM_OUT_OF_SYNC.format(
-        value="1" * 40, pinned=DEEPGEMM_SHA, file=DEEPGEMM, line=19
+        value="1" * 40, pinned=DEEPGEMM_SHA, file=DEEPGEMM, line=21
     )
     assert code == 1
     assert err.splitlines() == [
-        check.PROBLEM.format(where=f"{DEEPGEMM_SCRIPT}:6", name="deepgemm", problem=out_of_sync),
+        check.PROBLEM.format(where=f"{DEEPGEMM_SCRIPT}:9", name="deepgemm", problem=out_of_sync),
         msg.MSG_CHECKOUT_FAILED.format(problems="1 problem"),
     ]
 

@@ -57,6 +57,7 @@ EXPECTED_OPERATIONS = {
     "issues/list-for-repo": "GET",
     "issues/add-labels": "POST",
     "issues/remove-label": "DELETE",
+    "issues/list-events-for-timeline": "GET",
     "reactions/create-for-issue-comment": "POST",
     "apps/create-installation-access-token": "POST",
     "apps/get-repo-installation": "GET",

@@ -11,11 +11,12 @@ from tests.e2e.conftest import seed
 from tests.e2e.test_bump_flow import bump_pulls, merge_upstream
 
 BRANCH = bump_text.bump_branch("flash-attention")
+SUBMODULES = "GIT_SUBMODULES ${VLLM_FLASH_ATTN_GIT_SUBMODULES}"  # the line after GIT_TAG
 
 
 async def conflict_on_main(env: Harness, pinned: str, n: int) -> None:
     """Main edits the line next to GIT_TAG: the bump branch no longer merges cleanly."""
-    text = PIN_TEMPLATE.format(sha=pinned).replace("GIT_PROGRESS TRUE", f"GIT_PROGRESS TRUE # {n}")
+    text = PIN_TEMPLATE.format(sha=pinned).replace(SUBMODULES, f"{SUBMODULES} # {n}")
     await env.sandbox.push_commit(DOWNSTREAM, {PIN_FILE: text}, f"Tweak FA fetch {n}")
     await env.settle()
 
@@ -32,7 +33,7 @@ async def test_conflicted_bump_is_rebuilt_on_the_new_base(env: Harness) -> None:
     assert env.sandbox.head(DOWNSTREAM, BRANCH) != first
     text = env.sandbox.read_file(DOWNSTREAM, BRANCH, PIN_FILE) or ""
     assert f"GIT_TAG {new}" in text
-    assert "GIT_PROGRESS TRUE # 1" in text  # built on the new base
+    assert f"{SUBMODULES} # 1" in text  # built on the new base
     [pull] = bump_pulls(env)
     assert env.sandbox.pulls(DOWNSTREAM)[0]["number"] == pull["number"]
 

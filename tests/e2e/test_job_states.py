@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from bot.retry import text as retry_text
 from bot.retry.classify import EVIDENCE_EXPIRED
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness
-from sandbox.vllm_shapes import CONFIG, PIPELINE
+from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
 from tests.e2e.test_landing import (
     BRANCH,
     BUILDKITE,
@@ -169,6 +170,9 @@ async def test_a_build_failed_by_jobs_that_never_ran_hides_no_other_failure(
     env.ci.add_pipeline("amd", repository=REPO_URL)
     pull = await open_bump(env, config=CONFIG + LANDING + two)
     number = int(pull["number"])
+    # The full CI's labels were on the PR before these builds: they count for landing.
+    for name in ("ready", "ci-full"):
+        env.sandbox.label_pull(DOWNSTREAM, number, name, by=MAINTAINER, at=time.time() - 60)
     failed_build(env, pull, PASSING, BROKEN, pipeline=PIPELINE)
     failed_build(env, pull, REAL, pipeline="amd")
 

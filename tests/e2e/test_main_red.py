@@ -234,10 +234,10 @@ async def test_why_red_prints_the_table_and_ranking_on_demand(ci_env: Harness) -
     assert issues(ci_env) == []  # asking writes nothing else
 
 
-async def confirming_world(env: Harness) -> tuple[World, int]:
+async def confirming_world(env: Harness, *, more: str = "") -> tuple[World, int]:
     """Incident A with `main_red.confirm: true`; returns the world and the culprit PR."""
     w = World(env)
-    config = RED_CONFIG.replace("main_red:\n", "main_red:\n  confirm: true\n")
+    config = RED_CONFIG.replace("main_red:\n", f"main_red:\n  confirm: true\n{more}")
     w.downstream(w.upstream(), config=config, files=before_incident_a())
     w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
     w.person("alice", "write")
@@ -273,6 +273,24 @@ async def test_confirm_retries_the_first_red_job_once_then_follows_up(ci_env: Ha
     assert issue["title"] == f"`{AUDIT_KEY}` red on main since build #{first}"
     assert len([r for r in w.ci.requests if r.path.endswith("/retry")]) == 1  # never more
     assert len(revert_pulls(ci_env)) == 1
+
+
+async def test_confirm_a_retry_someone_canceled_is_judged_without_it(ci_env: Harness) -> None:
+    # Only the audit is watched; another step fails too, so the build stays failed once the
+    # audit's retry is canceled.
+    w, _pull = await confirming_world(ci_env, more=f"  steps: [{AUDIT_KEY}]\n")
+    other = World.job("misc-2", state="failed", log=["FAILED tests/misc.py::test_two - E"])
+    first = await main_build(w, [audit("failed", *AUDIT_FAILURE), *others(), other])
+    first_job = next(j for j in w.ci.build(PIPELINE, first)["jobs"] if j["step_key"] == AUDIT_KEY)
+    # A person cancels the confirming retry while it runs: it never finishes failing.
+    w.ci.set_retry_outcome(first_job["id"], state="canceled", exit_status=-1, log="stopping")
+    await main_build(w, [audit("failed", *AUDIT_FAILURE), *others(), other])
+    await w.settle()
+
+    # Judged as if confirmation were off: the audit is broken since the first build.
+    titles = {issue["title"] for issue in issues(ci_env)}
+    assert f"`{AUDIT_KEY}` red on main since build #{first}" in titles
+    assert len([r for r in w.ci.requests if r.path.endswith("/retry")]) == 1  # never more
 
 
 async def test_confirm_a_first_red_job_that_passes_on_retry_is_flaky(ci_env: Harness) -> None:

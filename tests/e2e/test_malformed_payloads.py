@@ -315,6 +315,7 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
     ),
     handlers.allowlist.on_reconcile: ("reconcile", REPOSITORY_CASES),
     handlers.bump.on_reconcile: ("reconcile", REPOSITORY_CASES),
+    handlers.landing.on_reconcile: ("reconcile", REPOSITORY_CASES),
     handlers.bump.on_push: (
         "push",
         [
