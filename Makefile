@@ -7,7 +7,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick lint typecheck pytest pytest-pure pytest-rest bench clean
+# The image's targets (deploy/image.mk), where that file is present. Plain `make` stays
+# what it was before (setting up .venv), whatever that file's first target.
+.DEFAULT_GOAL := $(STAMP)
+-include deploy/image.mk
+
+.PHONY: demo test test-steps quick quick-steps lint typecheck pytest pytest-pure pytest-rest \
+	bench clean
 
 # Compiled modules are kept (__pycache__, ignored by git) even where the environment says
 # otherwise: the suite starts over a hundred Python processes (pytest's workers, the fork
@@ -23,16 +29,26 @@ $(STAMP): pyproject.toml sandbox/pyproject.toml .python-version
 demo: $(STAMP)
 	$(BIN)/followup-bot demo
 
+# The set-up first, before anything else runs (tools/test_setup.sh): the system packages
+# the tests need (installed with apt-get as root; otherwise it names the command and stops),
+# the pinned octokit npm packages, and a PostgreSQL server for the run, stopped when it ends.
+SETUP = PYTHON='$(PYTHON)' TEST_TMPDIR='$(TEST_TMPDIR)' bash tools/test_setup.sh
+test:
+	$(SETUP) $(MAKE) --no-print-directory test-steps
+
 # Lint first (it takes a second and fails fast), then mypy beside the tests: from a cold
 # .mypy_cache mypy takes ~8 s of one core, which then overlaps the tests' collection.
 # --output-sync=line keeps each line whole; either failing fails `make test`.
-test: lint
+test-steps: lint
 	$(MAKE) --no-print-directory -j3 --output-sync=line typecheck pytest
 
 # Local work: ruff, mypy and the fast tests, without coverage. It skips tests/e2e (the
 # bot end to end through the stand-ins), tests/sandbox (the GitHub stand-in itself) and
 # tests/cli (followup-bot run as a process): ~75% of the suite's time.
-quick: lint typecheck
+quick:
+	$(SETUP) $(MAKE) --no-print-directory quick-steps
+
+quick-steps: lint typecheck
 	$(PYTEST) --ignore=tests/e2e --ignore=tests/sandbox --ignore=tests/cli
 
 lint: $(STAMP)

@@ -5,8 +5,9 @@ PostgreSQL refuses to run as root, so as root the server runs as the ``postgres`
 in a directory handed to it. Each test gets a database of its own
 (``fresh_database``): a ``CREATE DATABASE`` costs milliseconds, far less than a server.
 
-``.ci/run`` starts one server for the whole suite and exports its URL as
-``FOLLOWUP_BOT_TEST_POSTGRES``; without it, the first test that needs one starts it.
+``make test``'s set-up (``tools/test_setup.sh``) starts one server for the whole suite and
+exports its URL as ``FOLLOWUP_BOT_TEST_POSTGRES``; without it, the first test that needs one
+starts it.
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ async def drop_database(server_url: str, url: str) -> None:
 
 @contextlib.contextmanager
 def server_for_tests() -> Iterator[str]:
-    """The URL of the suite's server: the one ``.ci/run`` started, or one started here."""
+    """The URL of the suite's server: the one ``make test`` started, or one started here."""
     given = os.environ.get(URL_VARIABLE)
     if given:
         yield given

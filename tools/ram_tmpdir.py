@@ -2,11 +2,12 @@
 
 The suite writes and removes ~100k small files a run: the GitHub stand-in's git
 repositories (every loose object, ref lock and pack is a new file), SQLite databases, and
-the PostgreSQL databases ``.ci/run``'s server creates per test. On a disk file system
+the PostgreSQL databases ``make test``'s server creates per test. On a disk file system
 (ext4) finding and freeing inodes for them was half of the suite's system time and a
 quarter of its wall time; a RAM file system takes the same files for next to nothing.
-``make test`` and ``.ci/run`` put ``TMPDIR`` here when this prints a directory, and leave it
-alone when it prints nothing (no such file system, not writable, or too little room).
+``make test`` puts ``TMPDIR`` and its PostgreSQL server's files here when this prints a
+directory, and leaves them alone when it prints nothing (no such file system, not writable,
+or too little room).
 
 Usage: ``python tools/ram_tmpdir.py`` prints a directory or nothing, and exits 0.
 """

@@ -54,7 +54,10 @@ extern "C" int fake_kernel(int x) { return 2 * x; }
 """,
 }
 
-MISSING_COMPILER = "g++ not found: the fake torch libraries for the audit tests cannot be built"
+MISSING_COMPILER = (
+    "g++ not found: the fake torch libraries for the audit tests cannot be built"
+    " (apt-get install g++; make test installs it)"
+)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_truncated_library(fake_libs: FakeLibraries, tmp_path: Path) -> None:
 
 def test_an_object_file_is_not_a_shared_library(fake_libs: FakeLibraries, tmp_path: Path) -> None:
     compiler = shutil.which("g++")
-    assert compiler is not None  # fake_libs skipped otherwise
+    assert compiler is not None  # fake_libs failed otherwise
     obj = tmp_path / "x.so"
     source = fake_libs.directory / "no-torch.cpp"
     subprocess.run([compiler, "-c", "-fPIC", "-o", str(obj), source], check=True, timeout=120)

@@ -1,4 +1,5 @@
-"""Headless Chromium through selenium, found on PATH (CI installs it; nothing is downloaded)."""
+"""Headless Chromium through selenium, found on PATH (``make test`` installs it; nothing is
+downloaded)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from selenium.webdriver.chrome.webdriver import WebDriver
 WIDTH, HEIGHT = 1280, 900
 NOT_INSTALLED = (
     "{name} is not on PATH: the status page's browser tests need Debian's chromium and "
-    "chromium-driver (apt-get install chromium chromium-driver; .ci/run installs them)"
+    "chromium-driver (apt-get install chromium chromium-driver; make test installs them)"
 )
 ARGUMENTS = (
     "--headless=new",
@@ -32,7 +33,7 @@ ARGUMENTS = (
 
 def _required(name: str) -> str:
     found = shutil.which(name)
-    # A missing browser fails the run (CI installs it): a skip would hide the page untested.
+    # A missing browser fails the run (make test installs it): a skip would hide the page untested.
     assert found is not None, NOT_INSTALLED.format(name=name)
     return found
 
