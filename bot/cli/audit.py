@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from torch_abi_audit.symbols import find_compiled_libraries
+
 from bot.abi.judge import (
     DEFAULT_VARIABLE,
     AuditError,
@@ -25,6 +27,7 @@ from bot.abi.judge import (
     to_json,
 )
 from bot.abi.model import MSG_NO_NM, MSG_NOT_WHEEL_OR_DIR
+from bot.abi.names import matches
 from bot.edit.allowlist import AllowlistError, read_allowlist
 
 EXIT_ERROR = 2
@@ -34,6 +37,14 @@ PASSED = "Torch stable ABI check passed."
 MSG_ERROR = "error: {reason}"
 MSG_UNREADABLE = "{file}: cannot read the allowlist: {reason}"
 WHEEL_SUFFIX = ".whl"
+# The allowlist's patterns are paths relative to the installed ``vllm/`` package (vLLM's
+# check audits it so): a directory above it (a checkout, site-packages) would make every
+# entry look stale. A directory none of whose libraries any pattern matches is refused.
+MSG_WRONG_DIRECTORY = (
+    "{target}: none of its {count} librar{ies} matches a pattern of the allowlist: "
+    "audit the vllm/ package directory itself (the one holding _C.abi3.so){hint}"
+)
+MSG_HINT = ", e.g. {package}"
 
 
 def audit_command(
@@ -90,8 +101,37 @@ def _audit(target: Path, allowlist: tuple[str, ...], variable: str) -> AuditResu
     if not nm_available():
         raise AuditError(MSG_NO_NM)
     if target.is_dir():
+        _refuse_a_directory_the_allowlist_does_not_describe(target, allowlist)
         return audit_directory(target, allowlist, variable=variable)
     if target.is_file() and target.name.endswith(WHEEL_SUFFIX):
         with tempfile.TemporaryDirectory(prefix="followup-bot-audit-") as workdir:
             return audit_wheel(target, allowlist, workdir=Path(workdir), variable=variable)
     raise AuditError(MSG_NOT_WHEEL_OR_DIR.format(target=target))
+
+
+def _refuse_a_directory_the_allowlist_does_not_describe(
+    target: Path, allowlist: tuple[str, ...]
+) -> None:
+    """Refuse ``target`` when the allowlist has patterns and none covers one of its libraries
+    (above all: a directory above the package, whose paths start with ``vllm/``)."""
+    if not allowlist:
+        return
+    paths = [path.relative_to(target).as_posix() for path in find_compiled_libraries(target)]
+    if not paths or any(matches(path, pattern) for path in paths for pattern in allowlist):
+        return  # no library at all: audit_directory says so
+    package = _package_below(target, paths, allowlist)
+    hint = "" if package is None else MSG_HINT.format(package=package)
+    count = len(paths)
+    ies = "y" if count == 1 else "ies"
+    raise AuditError(MSG_WRONG_DIRECTORY.format(target=target, count=count, ies=ies, hint=hint))
+
+
+def _package_below(target: Path, paths: list[str], allowlist: tuple[str, ...]) -> Path | None:
+    """The directory below ``target`` the allowlist's patterns are relative to, if one is."""
+    for path in sorted(paths, key=lambda p: (p.count("/"), p)):
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            rest = "/".join(parts[depth:])
+            if any(matches(rest, pattern) for pattern in allowlist):
+                return target.joinpath(*parts[:depth])
+    return None

@@ -22,7 +22,7 @@ from bot.pins.sync_comments import Companion
 EXIT_OK = 0
 EXIT_USAGE = 2
 
-MSG_NOT_A_DIRECTORY = "error: --repo {repo}: not a directory"
+MSG_NOT_A_DIRECTORY = "error: argument --repo: {repo} is not a directory"
 MSG_SKIPPED = "warning: {file}: skipped: {reason}"
 MSG_PIN = "{file}:{line}: {dependency}"
 MSG_REPOSITORY = "  GIT_REPOSITORY {repository}"

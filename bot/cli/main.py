@@ -7,8 +7,12 @@ import argparse
 import importlib.metadata
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.service.settings import Settings
 
 EXIT_USAGE = 2
 DISTRIBUTION = "followup-bot"
@@ -18,20 +22,27 @@ DEMO_NEEDS_SANDBOX = (
 )
 DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 DATABASE_VARIABLE = "FOLLOWUP_BOT_DATABASE"
-DEFAULT_DATABASE = "followup-bot.sqlite3"
 REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
+SERVE_HELP = "run the webhook service (configured by the FOLLOWUP_BOT_* variables below)"
 DEFAULT_LIST_LIMIT = 50
 MSG_FILE_NEEDS_DEPENDENCY = "followup-bot plan bump: --file needs --dependency"
+AUDIT_TARGET_HELP = (
+    "a .whl file, or the unpacked vllm/ package directory itself (the one holding "
+    "_C.abi3.so, e.g. site-packages/vllm): the allowlist's patterns are paths relative to it"
+)
 
 
 def _database_option(parser: argparse.ArgumentParser) -> None:
+    from bot.service.settings import DEFAULT_DATABASE_SHOWN, default_database
+
     parser.add_argument(
         "--database",
         metavar="PATH_OR_URL",
-        default=os.environ.get(DATABASE_VARIABLE, DEFAULT_DATABASE),
+        default=os.environ.get(DATABASE_VARIABLE) or default_database(os.environ),
         help=(
             "the bot's SQLite database file or postgresql:// URL"
-            f" (default: ${DATABASE_VARIABLE}, else {DEFAULT_DATABASE})"
+            f" (default: ${DATABASE_VARIABLE}, else {DEFAULT_DATABASE_SHOWN},"
+            " ~/.local/state without XDG_STATE_HOME)"
         ),
     )
 
@@ -62,8 +73,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    from bot.service.settings import env_help
+
     commands.add_parser(
-        "serve", help="run the webhook service (configured by FOLLOWUP_BOT_* variables)"
+        "serve",
+        help=SERVE_HELP,
+        description=SERVE_HELP,
+        epilog=env_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
     commands.add_parser(
@@ -119,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     audit = commands.add_parser(
         "audit", help="audit a wheel or package directory against the torch ABI allowlist"
     )
-    audit.add_argument("target", type=Path, help="a .whl file or an unpacked package directory")
+    audit.add_argument("target", type=Path, metavar="TARGET", help=AUDIT_TARGET_HELP)
     audit.add_argument("--allowlist-file", type=Path, required=True, help="check-torch-abi.py")
     audit.add_argument("--variable", default=DEFAULT_VARIABLE, help="the allowlist variable")
     audit.add_argument("--json", action="store_true", help="one JSON document on stdout")
@@ -271,6 +288,7 @@ def _database_command(args: argparse.Namespace) -> int:
     if args.command == "migrate":
         from bot.cli.migrate import migrate_command
 
+        _create_default_database_folder(args.database)
         return migrate_command(args.database, sys.stdout, sys.stderr)
     if args.command == "deliveries":
         from bot.cli.deliveries import deliveries_command
@@ -359,20 +377,15 @@ def _plan(args: argparse.Namespace) -> int:
 def _serve() -> int:
     from aiohttp import web
 
-    from bot.service import log_context, startup
+    from bot.service import log_context
     from bot.service.app import create_app
-    from bot.service.settings import Settings, SettingsError
     from bot.store.access import StoreUnavailable
 
-    try:
-        settings = Settings.from_env(os.environ)
-    except SettingsError as exc:
-        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+    settings, problems = serve_settings(os.environ)
+    if settings is None:
+        print(REFUSING_TO_START.format(reason="\n".join(problems)), file=sys.stderr)
         return EXIT_USAGE
-    refused = startup.refusal(settings)
-    if refused is not None:
-        print(REFUSING_TO_START.format(reason=refused), file=sys.stderr)
-        return EXIT_USAGE
+    _create_default_database_folder(settings.database)
     log_context.configure(settings.log_level, settings.log_format)
     try:
         web.run_app(create_app(settings), host=settings.host, port=settings.port)
@@ -380,6 +393,34 @@ def _serve() -> int:
         print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+def _create_default_database_folder(database: str) -> None:
+    """The default SQLite file's folder (under the user's state folder) may not exist yet;
+    a path someone set is theirs to provide."""
+    from bot.service.settings import default_database
+
+    if database == default_database(os.environ):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def serve_settings(env: Mapping[str, str]) -> tuple[Settings | None, list[str]]:
+    """The settings ``serve`` runs with, or every reason it will not start: each missing or
+    invalid variable and the empty repository list together, not one per attempt."""
+    from bot.service import startup
+    from bot.service.settings import SETTINGS_ERROR_HEADER, Settings, SettingsError
+
+    try:
+        settings = Settings.from_env(env)
+    except SettingsError as exc:
+        problems = [SETTINGS_ERROR_HEADER, *exc.problems]
+        if not env.get("FOLLOWUP_BOT_REPOSITORIES", "").strip(" ,"):
+            problems.append(startup.NO_REPOSITORIES)
+        return None, problems
+    refused = startup.refusal(settings)
+    if refused is not None:
+        return None, [refused]
+    return settings, []
 
 
 if __name__ == "__main__":

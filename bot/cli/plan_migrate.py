@@ -32,6 +32,8 @@ MSG_PROVEN = "{count} step{s} move; routing the result changes nothing else"
 MSG_NOT_PROVEN = "error: the edit would also change the routing of: {keys}; nothing written"
 MSG_NOTHING = "nothing to move: every selected step already has the values"
 MSG_WROTE = "{file}: written"
+MSG_JOB_DIR_EMPTY = "error: {config}: job_dirs names {directory}, which holds no .yaml job file"
+MSG_NOT_READ = "error: nothing planned: {count} problem{s} above"
 
 
 def plan_migrate(
@@ -47,11 +49,12 @@ def plan_migrate(
     if migration is None:
         names = ", ".join(m.name for m in config.migrations) or "none"
         return _fail(err, MSG_UNKNOWN_MIGRATION.format(config=config_path, name=name, names=names))
+    files, unread = _routing_files(repo, config.routing or RoutingConfig())
+    if unread:
+        count = len(unread)
+        return _fail(err, "\n".join([*unread, MSG_NOT_READ.format(count=count, s=_s(count))]))
     try:
-        files = _routing_files(repo, config.routing or RoutingConfig())
         plan = plan_sweep(files, migration, env=MAIN_BUILD, tables=default_tables())
-    except PlanFileError as exc:
-        return _fail(err, str(exc))
     except StepEditError as exc:
         return _fail(err, MSG_EDIT.format(reason=exc))
     _show(plan, out)
@@ -65,12 +68,29 @@ def plan_migrate(
     return EXIT_OK
 
 
-def _routing_files(repo: Path, routing: RoutingConfig) -> dict[str, str]:
-    """What the generator reads in the checkout: the config and its job dirs' files."""
-    config = read_repo_file(repo, routing.ci_config)
-    every = (path.relative_to(repo).as_posix() for path in repo.rglob("*.yaml") if path.is_file())
-    paths = job_paths(every, job_dirs_of(config))
-    return {routing.ci_config: config, **{path: read_repo_file(repo, path) for path in paths}}
+def _routing_files(repo: Path, routing: RoutingConfig) -> tuple[dict[str, str], list[str]]:
+    """What the generator reads in the checkout: the config and its job dirs' files; and
+    one line for each file that could not be read and each job dir with no job file (the
+    sweep would be planned without them: never in silence)."""
+    try:
+        config = read_repo_file(repo, routing.ci_config)
+    except PlanFileError as exc:
+        return {}, [str(exc)]
+    every = sorted(
+        path.relative_to(repo).as_posix() for path in repo.rglob("*.yaml") if path.is_file()
+    )
+    job_dirs = job_dirs_of(config)
+    files = {routing.ci_config: config}
+    unread: list[str] = []
+    for path in job_paths(every, job_dirs):
+        try:
+            files[path] = read_repo_file(repo, path)
+        except PlanFileError as exc:
+            unread.append(str(exc))
+    for directory in job_dirs:
+        if not job_paths(every, (directory,)):
+            unread.append(MSG_JOB_DIR_EMPTY.format(config=routing.ci_config, directory=directory))
+    return files, unread
 
 
 def _show(plan: SweepPlan, out: TextIO) -> None:
@@ -91,13 +111,17 @@ def _show(plan: SweepPlan, out: TextIO) -> None:
         for step, reason in plan.excluded
     ]
     count = len(plan.moves)
-    proven = MSG_PROVEN.format(count=count, s="" if count == 1 else "s")
+    proven = MSG_PROVEN.format(count=count, s=_s(count))
     lines.append(proven if count else MSG_NOTHING)
     out.write("".join(f"{line}\n" for line in lines))
 
 
 def _where(step: RoutedStep) -> str:
     return f"{step.queue} ({step.plugin or 'no plugin'})"
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def _fail(err: TextIO, message: str, code: int = EXIT_FAILED) -> int:

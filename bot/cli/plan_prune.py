@@ -19,8 +19,8 @@ EXIT_OK = 0
 EXIT_FAILED = 2
 
 MSG_NO_EDIT = "error: nothing to do: give --remove PATTERN or --replace PATTERN=NEW[,NEW...]"
-MSG_BAD_REPLACE = "error: --replace {argument!r}: expected PATTERN=NEW[,NEW...]"
-MSG_REPLACE_TWICE = "error: --replace: {pattern!r} is given more than once"
+MSG_BAD_REPLACE = "error: argument --replace: expected PATTERN=NEW[,NEW...], got {argument!r}"
+MSG_REPLACE_TWICE = "error: argument --replace: {pattern!r} is given more than once"
 MSG_ALLOWLIST = "error: {reason}"
 MSG_UNCHANGED = "{file}: {variable} already reads that way; nothing to change"
 MSG_WROTE = "{file}: {variable} edited ({removed} removed, {replaced} replaced)"

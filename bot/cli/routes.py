@@ -25,14 +25,17 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_UNREADABLE = 2
 
-MSG_NOT_A_DIRECTORY = "{repo}:0:0: --repo is not a directory"
-MSG_BAD_ENV = "--env {item}:0:0: expected KEY=VALUE"
-MSG_UNDECODABLE = "{file}:0:0: not UTF-8 text"
+# Errors about the command's own arguments name the argument, as argparse's own do; only
+# a problem inside a file has a ``file:line:col`` position.
+MSG_NOT_A_DIRECTORY = "error: argument --repo: {repo} is not a directory"
+MSG_BAD_ENV = "error: argument --env: expected KEY=VALUE, got {item!r}"
+MSG_UNDECODABLE = "error: {file}: cannot read: not UTF-8 text"
+MSG_UNREADABLE = "error: {file}: cannot read: {reason}"
 MSG_QUEUE = "{queue} ({count} step{s})"
 MSG_ROW = "  {key}  {plugin}  image={image}  gpus={gpus}  {file}:{line}"
 MSG_NO_IMAGE = "-"
 MSG_NO_PLUGIN = "no-plugin"
-MSG_SUMMARY = "{steps} steps on {queues} queues, {problems} problems"
+MSG_SUMMARY = "{steps} on {queues}, {problems}"
 BUILDKITE_DIR = ".buildkite"
 # The first keys of each step are those the generator's routing is recorded with (the
 # real-data pack's format), so the two compare field by field: ``gpus`` is a pod's GPU
@@ -107,7 +110,14 @@ def read_buildkite(repo: Path, errors: list[str]) -> dict[str, str] | None:
             files[relative] = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             errors.append(MSG_UNDECODABLE.format(file=relative))
+        except OSError as exc:
+            errors.append(MSG_UNREADABLE.format(file=relative, reason=exc.strerror or exc))
     return files
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 step``, ``2 steps``, ``0 steps``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def to_json(routes: Routes) -> dict[str, object]:
@@ -140,7 +150,9 @@ def render(routes: Routes) -> str:
     lines.append("")
     lines.extend(str(problem) for problem in routes.problems if not problem.fatal)
     summary = MSG_SUMMARY.format(
-        steps=len(routes.steps), queues=len(by_queue), problems=len(routes.problems)
+        steps=counted(len(routes.steps), "step"),
+        queues=counted(len(by_queue), "queue"),
+        problems=counted(len(routes.problems), "problem"),
     )
     return "\n".join([*lines, summary]) + "\n"
 

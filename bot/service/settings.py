@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,15 @@ NOT_PEM = "{name}: does not look like a PEM private key"
 UNREADABLE_KEY = "{name}: cannot read {value!r}: {reason}"
 
 DEFAULT_BUILDKITE_API_URL = "https://api.buildkite.com/v2"
+
+# The defaults of the database and the wheel cache are the user's state and cache folders
+# (XDG base directories), never the working directory: `serve` started from another
+# folder must find the same inbox. The container sets both explicitly (deploy/).
+APP_FOLDER = "followup-bot"
+DATABASE_FILE = "followup-bot.sqlite3"
+CACHE_FOLDER = "wheels"
+DEFAULT_DATABASE_SHOWN = f"$XDG_STATE_HOME/{APP_FOLDER}/{DATABASE_FILE}"
+DEFAULT_CACHE_DIR_SHOWN = f"$XDG_CACHE_HOME/{APP_FOLDER}/{CACHE_FOLDER}"
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")  # bot.service.log_context writes each
@@ -105,8 +115,9 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar(
         f"{PREFIX}DATABASE",
         "database",
-        "followup-bot.sqlite3",
-        "SQLite database file (one serve), or a postgresql:// URL (any number of replicas).",
+        DEFAULT_DATABASE_SHOWN,
+        "SQLite database file (one serve), or a postgresql:// URL (any number of replicas). "
+        "The default's folder is `~/.local/state` without `XDG_STATE_HOME`, and is created.",
     ),
     EnvVar(
         f"{PREFIX}RETENTION_DAYS",
@@ -224,8 +235,9 @@ ENV_VARS: tuple[EnvVar, ...] = (
     EnvVar(
         f"{PREFIX}CACHE_DIR",
         "cache_dir",
-        "followup-bot-cache",
-        "Directory for downloaded wheels the bot audits (the last few are kept).",
+        DEFAULT_CACHE_DIR_SHOWN,
+        "Directory for downloaded wheels the bot audits (the last few are kept); "
+        "`~/.cache` without `XDG_CACHE_HOME`.",
     ),
     EnvVar(
         f"{PREFIX}STATUS_TOKEN",
@@ -296,7 +308,7 @@ class Settings:
             private_key=reader.private_key(),
             repositories=reader.optional("REPOSITORIES", (), _parse_repositories),
             github_api_url=reader.optional("GITHUB_API_URL", cls.github_api_url, _parse_url),
-            database=reader.optional("DATABASE", cls.database, str),
+            database=reader.optional("DATABASE", default_database(env), str),
             retention_days=reader.optional("RETENTION_DAYS", cls.retention_days, _positive_float),
             host=reader.optional("HOST", cls.host, str.strip),
             port=reader.optional("PORT", cls.port, _ranged_int(0, 65535)),
@@ -347,7 +359,7 @@ class Settings:
                 cls.buildkite_signature_max_age,
                 _ranged_float(1.0, 86400.0),
             ),
-            cache_dir=reader.optional("CACHE_DIR", cls.cache_dir, str),
+            cache_dir=reader.optional("CACHE_DIR", default_cache_dir(env), str),
             registry_username=reader.together("REGISTRY_USERNAME", "REGISTRY_PASSWORD", str),
             registry_password=reader.together("REGISTRY_PASSWORD", "REGISTRY_USERNAME", str),
             status_token=reader.optional("STATUS_TOKEN", None, _token),
@@ -355,6 +367,40 @@ class Settings:
         if reader.problems:
             raise SettingsError(reader.problems)
         return settings
+
+
+def _base_directory(env: Mapping[str, str], variable: str, fallback: str) -> Path:
+    """An XDG base directory: ``$variable`` when it is an absolute path (the spec ignores a
+    relative one), else ``fallback`` under the home folder."""
+    value = env.get(variable, "")
+    if value and Path(value).is_absolute():
+        return Path(value)
+    home = env.get("HOME", "")
+    return (Path(home) if home and Path(home).is_absolute() else Path.home()) / fallback
+
+
+def default_database(env: Mapping[str, str]) -> str:
+    """Where the SQLite database is without ``FOLLOWUP_BOT_DATABASE``: an absolute path."""
+    state = _base_directory(env, "XDG_STATE_HOME", ".local/state")
+    return str(state / APP_FOLDER / DATABASE_FILE)
+
+
+def default_cache_dir(env: Mapping[str, str]) -> str:
+    """Where downloaded wheels go without ``FOLLOWUP_BOT_CACHE_DIR``: an absolute path."""
+    return str(_base_directory(env, "XDG_CACHE_HOME", ".cache") / APP_FOLDER / CACHE_FOLDER)
+
+
+def env_help() -> str:
+    """The environment ``serve`` reads, for ``serve --help``: each variable and its default."""
+    lines = ["environment (read once at start-up; every problem is reported at once):"]
+    for var in ENV_VARS:
+        default = "no default" if var.default is None else f"default: {var.default or '(empty)'}"
+        lines.append(f"  {var.name}  ({default})")
+        description = var.description.replace("`", "")
+        lines.append(
+            textwrap.fill(description, 88, initial_indent=" " * 6, subsequent_indent=" " * 6)
+        )
+    return "\n".join(lines)
 
 
 def private_key_of(env: Mapping[str, str]) -> str | None:

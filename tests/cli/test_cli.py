@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli import check_checkout
 from bot.cli.main import DEMO_NEEDS_SANDBOX, main
 from sandbox.vllm_shapes import CONFIG, PIN_FILE, PIN_TEMPLATE
 
@@ -98,3 +99,23 @@ def test_demo_without_the_stand_ins_says_how_to_get_them() -> None:
     )
     assert result.returncode == 2
     assert result.stderr.strip() == DEMO_NEEDS_SANDBOX
+
+
+def test_check_config_summary_names_every_section_off_or_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "followup-bot.yml"
+    config.write_text("pins: []\n")
+    assert main(["check-config", str(config)]) == 0
+    out = capsys.readouterr().out
+    for part in (
+        "allowlist off",
+        "buildkite off",
+        "landing off",
+        check_checkout.SUMMARY_ROUTING_OFF,
+        check_checkout.SUMMARY_MAIN_RED_OFF,
+        check_checkout.SUMMARY_NO_MIGRATIONS,
+        "images checked at",
+        "retry-flaky up to 8 failed jobs",
+    ):
+        assert part in out

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import discover as cli
+from bot.cli.check_checkout import summary
 from bot.cli.main import main
 from bot.config import messages as msg
-from bot.config.check import summarize
 from bot.config.parse import parse_repo_config
 from bot.edit.cmake_pin import MSG_NOT_FOUND
 from bot.pins import checkout_check as check
@@ -163,7 +163,7 @@ def test_check_config_repo_accepts_the_matching_checkout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_vllm_tree(tmp_path / "vllm")
-    ok = msg.MSG_CHECK_OK.format(summary=summarize(parse_repo_config(TREE_CONFIG)))
+    ok = msg.MSG_CHECK_OK.format(summary=summary(parse_repo_config(TREE_CONFIG)))
     assert check_repo(tmp_path, capsys) == (
         0,
         f"{ok}\n{msg.MSG_CHECKOUT_OK.format(pins='3 pins')}\n",
@@ -175,7 +175,8 @@ def test_check_config_repo_names_the_file_out_of_sync(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_vllm_tree(tmp_path / "vllm", deepgemm_script="1" * 40)
-    code, _, err = check_repo(tmp_path, capsys)
+    code, out, err = check_repo(tmp_path, capsys)
+    assert out == ""  # no "ok" above an error
     out_of_sync = check.PROBLEM_OUT_OF_SYNC.format(
         value="1" * 40, pinned=DEEPGEMM_SHA, file=DEEPGEMM, line=21
     )

@@ -5,10 +5,13 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from bot.cli.plan_files import MSG_NOT_UTF8
 from bot.cli.plan_migrate import (
     EXIT_FAILED,
     EXIT_OK,
     MSG_EXCLUDED,
+    MSG_JOB_DIR_EMPTY,
+    MSG_NOT_READ,
     MSG_NOTHING,
     MSG_PROVEN,
     MSG_UNKNOWN_MIGRATION,
@@ -16,7 +19,13 @@ from bot.cli.plan_migrate import (
     plan_migrate,
 )
 from bot.config.parse import CONFIG_PATH
-from sandbox.vllm_ci_tree import AUDIT_FILE, AUDIT_KEY, SWEEP_LABELS, vllm_ci_files
+from sandbox.vllm_ci_tree import (
+    AUDIT_FILE,
+    AUDIT_KEY,
+    CI_CONFIG_PATH,
+    SWEEP_LABELS,
+    vllm_ci_files,
+)
 from tests.routing.test_sweep import MIGRATIONS
 
 ROUTING = "routing:\n  required_keys: [torch-stable-abi-audit]\n"
@@ -64,3 +73,28 @@ def test_an_unknown_migration_names_the_ones_there_are(tmp_path: Path) -> None:
     assert code == EXIT_FAILED
     expected = MSG_UNKNOWN_MIGRATION.format(config=CONFIG_PATH, name="l4", names="l4-eks")
     assert err.strip() == expected
+
+
+def test_every_file_it_could_not_read_is_named_and_nothing_is_planned(tmp_path: Path) -> None:
+    checkout(tmp_path, vllm_ci_files())
+    for name in ("latin1.yaml", "latin2.yaml"):
+        (tmp_path / ".buildkite/test_areas" / name).write_bytes(b"label: \xe9\n")
+    code, out, err = run(tmp_path)
+    assert (code, out) == (EXIT_FAILED, "")
+    assert err.splitlines() == [
+        MSG_NOT_UTF8.format(file=".buildkite/test_areas/latin1.yaml"),
+        MSG_NOT_UTF8.format(file=".buildkite/test_areas/latin2.yaml"),
+        MSG_NOT_READ.format(count=2, s="s"),
+    ]
+
+
+def test_a_job_dir_with_no_job_file_is_refused_not_skipped(tmp_path: Path) -> None:
+    files = vllm_ci_files()
+    files[CI_CONFIG_PATH] = files[CI_CONFIG_PATH].replace(
+        "job_dirs:\n", 'job_dirs:\n  - ".buildkite/nowhere"\n', 1
+    )
+    checkout(tmp_path, files)
+    code, out, err = run(tmp_path)
+    assert (code, out) == (EXIT_FAILED, "")
+    empty = MSG_JOB_DIR_EMPTY.format(config=CI_CONFIG_PATH, directory=".buildkite/nowhere")
+    assert err.splitlines() == [empty, MSG_NOT_READ.format(count=1, s="")]

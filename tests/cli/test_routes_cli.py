@@ -42,7 +42,7 @@ def test_text_groups_steps_by_queue(tmp_path: Path, capsys: pytest.CaptureFixtur
         line=3,
     )
     assert row in out
-    assert out.endswith(cli.MSG_SUMMARY.format(steps=104, queues=14, problems=0) + "\n")
+    assert out.endswith("104 steps on 14 queues, 0 problems\n")
 
 
 def test_json_has_the_documented_keys_first(
@@ -111,3 +111,32 @@ def test_a_file_that_is_not_utf8_exits_2(
         2,
         cli.MSG_UNDECODABLE.format(file=".buildkite/test_areas/latin.yaml") + "\n",
     )
+
+
+def test_the_summary_counts_in_the_singular_for_one() -> None:
+    assert [cli.counted(n, "step") for n in (0, 1, 2)] == ["0 steps", "1 step", "2 steps"]
+
+
+def test_argument_errors_name_the_argument_not_a_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "--repo", str(tmp_path / "nope"), "--env", "NOEQUALS")
+    assert code == 2
+    assert "argument --repo" in err
+    assert ":0:0" not in err
+
+
+def test_every_unreadable_file_is_named_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = write(tmp_path, vllm_ci_files())
+    (repo / ".buildkite/test_areas/latin.yaml").write_bytes(b"label: \xe9\n")
+    (repo / ".buildkite/test_areas/loop.yaml").symlink_to("loop.yaml")
+    code, out, err = run(capsys, "--repo", str(repo))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        cli.MSG_UNDECODABLE.format(file=".buildkite/test_areas/latin.yaml"),
+        cli.MSG_UNREADABLE.format(
+            file=".buildkite/test_areas/loop.yaml", reason="Too many levels of symbolic links"
+        ),
+    ]

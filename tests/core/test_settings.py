@@ -5,7 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.service.settings import ENV_VARS, LOG_LEVELS, Settings, SettingsError, env_table_markdown
+from bot.service.settings import (
+    ENV_VARS,
+    LOG_LEVELS,
+    Settings,
+    SettingsError,
+    default_cache_dir,
+    default_database,
+    env_help,
+    env_table_markdown,
+)
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\n"
 SECRET = "s3cret-value"
@@ -28,12 +37,16 @@ def problems_of(env: dict[str, str]) -> tuple[str, ...]:
 
 
 def test_defaults_with_only_the_required_variables() -> None:
-    settings = Settings.from_env(minimal_env())
+    settings = Settings.from_env(minimal_env(HOME="/home/op"))
     assert settings == Settings(
-        webhook_secret=SECRET, app_id="12345", private_key=PEM, repositories=()
+        webhook_secret=SECRET,
+        app_id="12345",
+        private_key=PEM,
+        repositories=(),
+        database="/home/op/.local/state/followup-bot/followup-bot.sqlite3",
+        cache_dir="/home/op/.cache/followup-bot/wheels",
     )
     assert settings.github_api_url == "https://api.github.com"
-    assert settings.database == "followup-bot.sqlite3"
     assert (settings.host, settings.port, settings.workers) == ("127.0.0.1", 8080, 4)
     assert (settings.reconcile_interval, settings.max_attempts, settings.http_timeout) == (
         300.0,
@@ -75,6 +88,34 @@ def test_every_variable_is_read() -> None:
     )
     assert (settings.bot_login, settings.log_level) == ("my-bot[bot]", "DEBUG")
     assert settings.http_retry_backoff == 0.05
+
+
+def test_the_default_database_and_cache_are_not_relative_to_the_working_directory() -> None:
+    xdg = Settings.from_env(
+        minimal_env(HOME="/home/op", XDG_STATE_HOME="/state", XDG_CACHE_HOME="/cache")
+    )
+    assert (xdg.database, xdg.cache_dir) == (
+        "/state/followup-bot/followup-bot.sqlite3",
+        "/cache/followup-bot/wheels",
+    )
+    # A relative XDG value is ignored, as the XDG spec says; without HOME, the user's home.
+    relative = Settings.from_env(minimal_env(HOME="/home/op", XDG_STATE_HOME="state"))
+    assert relative.database == "/home/op/.local/state/followup-bot/followup-bot.sqlite3"
+    assert Path(Settings.from_env(minimal_env()).database).is_absolute()
+    assert default_database({"HOME": "/h"}) == "/h/.local/state/followup-bot/followup-bot.sqlite3"
+    assert default_cache_dir({"HOME": "/h"}) == "/h/.cache/followup-bot/wheels"
+
+
+def test_serve_help_lists_every_variable_with_its_default() -> None:
+    text = env_help()
+    for var in ENV_VARS:
+        assert var.name in text
+    assert (
+        "FOLLOWUP_BOT_DATABASE  (default: $XDG_STATE_HOME/followup-bot/followup-bot.sqlite3)"
+        in (text)
+    )
+    assert "FOLLOWUP_BOT_APP_ID  (no default)" in text
+    assert all(len(line) <= 100 for line in text.splitlines() if line.startswith("      "))
 
 
 def test_empty_optional_values_mean_default() -> None:
@@ -257,12 +298,16 @@ def test_every_field_has_an_env_var() -> None:
 
 def test_env_var_defaults_match_the_dataclass() -> None:
     # A default in the table that differs from the code would mislead operators.
-    settings = Settings.from_env(minimal_env())
+    folders = {"XDG_STATE_HOME": "/state", "XDG_CACHE_HOME": "/cache"}
+    settings = Settings.from_env(minimal_env(**folders))
     for var in ENV_VARS:
         if var.default is None:
             continue
+        value = var.default
+        for name, folder in folders.items():
+            value = value.replace(f"${name}", folder)
         expected = (
-            Settings.from_env(minimal_env(**{var.name: var.default})) if var.default else settings
+            Settings.from_env(minimal_env(**folders, **{var.name: value})) if value else settings
         )
         assert getattr(expected, var.field) == getattr(settings, var.field), var.name
 
