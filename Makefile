@@ -39,8 +39,15 @@ test:
 # Lint first (it takes a second and fails fast), then mypy beside the tests: from a cold
 # .mypy_cache mypy takes ~8 s of one core, which then overlaps the tests' collection.
 # --output-sync=line keeps each line whole; either failing fails `make test`.
+# As root (CI, a fresh machine) the container image is built and run beside them
+# (deploy/image.mk); it needs root for podman and apt-get, so a user's run says it is left out.
+IMAGE_STEP := $(if $(filter 0,$(shell id -u)),image,image-needs-root)
 test-steps: lint
-	$(MAKE) --no-print-directory -j3 --output-sync=line typecheck pytest
+	$(MAKE) --no-print-directory -j3 --output-sync=line typecheck pytest $(IMAGE_STEP)
+
+.PHONY: image-needs-root
+image-needs-root:
+	@echo "the container image check (make image) needs root: not run"
 
 # Local work: ruff, mypy and the fast tests, without coverage. It skips tests/e2e (the
 # bot end to end through the stand-ins), tests/sandbox (the GitHub stand-in itself) and
@@ -109,13 +116,13 @@ clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage .coverage.*
 
 # requirements.lock: the image's runtime dependencies (pyproject.toml's [project] dependencies),
-# pinned with hashes for the image's Python (3.12) on Linux, compiled by uv from a throwaway
+# pinned with hashes for the image's Python (3.11, Debian bookworm's) on Linux, compiled by uv from a throwaway
 # venv. Existing pins are kept unless pyproject.toml needs otherwise; LOCK_ARGS=--upgrade
 # moves every one.
 .PHONY: lock
 lock:
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) -m venv "$$tmp/venv" && "$$tmp/venv/bin/python" -m pip install --quiet uv && \
-	"$$tmp/venv/bin/uv" pip compile pyproject.toml --quiet --python-version 3.12 \
+	"$$tmp/venv/bin/uv" pip compile pyproject.toml --quiet --python-version 3.11 \
 		--python-platform linux --generate-hashes --custom-compile-command 'make lock' \
 		$(LOCK_ARGS) --output-file requirements.lock

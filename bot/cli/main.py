@@ -7,12 +7,10 @@ import argparse
 import importlib.metadata
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from bot.service.settings import Settings
+from bot.cli.serve import create_default_database_folder, serve
 
 EXIT_USAGE = 2
 DISTRIBUTION = "followup-bot"
@@ -22,7 +20,6 @@ DEMO_NEEDS_SANDBOX = (
 )
 DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 DATABASE_VARIABLE = "FOLLOWUP_BOT_DATABASE"
-REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
 SERVE_HELP = "run the webhook service (configured by the FOLLOWUP_BOT_* variables below)"
 DEFAULT_LIST_LIMIT = 50
 MSG_FILE_NEEDS_DEPENDENCY = "followup-bot plan bump: --file needs --dependency"
@@ -252,7 +249,7 @@ def _plan_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        return _serve()
+        return serve()
     if args.command in ("doctor", "app-manifest"):
         return _set_up(args)
     if args.command == "demo":
@@ -288,7 +285,7 @@ def _database_command(args: argparse.Namespace) -> int:
     if args.command == "migrate":
         from bot.cli.migrate import migrate_command
 
-        _create_default_database_folder(args.database)
+        create_default_database_folder(args.database)
         return migrate_command(args.database, sys.stdout, sys.stderr)
     if args.command == "deliveries":
         from bot.cli.deliveries import deliveries_command
@@ -372,55 +369,6 @@ def _plan(args: argparse.Namespace) -> int:
         out=sys.stdout,
         err=sys.stderr,
     )
-
-
-def _serve() -> int:
-    from aiohttp import web
-
-    from bot.service import log_context
-    from bot.service.app import create_app
-    from bot.store.access import StoreUnavailable
-
-    settings, problems = serve_settings(os.environ)
-    if settings is None:
-        print(REFUSING_TO_START.format(reason="\n".join(problems)), file=sys.stderr)
-        return EXIT_USAGE
-    _create_default_database_folder(settings.database)
-    log_context.configure(settings.log_level, settings.log_format)
-    try:
-        web.run_app(create_app(settings), host=settings.host, port=settings.port)
-    except StoreUnavailable as exc:  # above all: another serve holds this database
-        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
-        return EXIT_USAGE
-    return 0
-
-
-def _create_default_database_folder(database: str) -> None:
-    """The default SQLite file's folder (under the user's state folder) may not exist yet;
-    a path someone set is theirs to provide."""
-    from bot.service.settings import default_database
-
-    if database == default_database(os.environ):
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
-
-
-def serve_settings(env: Mapping[str, str]) -> tuple[Settings | None, list[str]]:
-    """The settings ``serve`` runs with, or every reason it will not start: each missing or
-    invalid variable and the empty repository list together, not one per attempt."""
-    from bot.service import startup
-    from bot.service.settings import SETTINGS_ERROR_HEADER, Settings, SettingsError
-
-    try:
-        settings = Settings.from_env(env)
-    except SettingsError as exc:
-        problems = [SETTINGS_ERROR_HEADER, *exc.problems]
-        if not env.get("FOLLOWUP_BOT_REPOSITORIES", "").strip(" ,"):
-            problems.append(startup.NO_REPOSITORIES)
-        return None, problems
-    refused = startup.refusal(settings)
-    if refused is not None:
-        return None, [refused]
-    return settings, []
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.main import main, serve_settings
+from bot.cli.main import main
+from bot.cli.serve import serve_settings
 from bot.service.settings import ENV_VARS, MISSING, SETTINGS_ERROR_HEADER, env_help
 from bot.service.startup import NO_REPOSITORIES
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.cli.main import REFUSING_TO_START
+from bot.cli.serve import REFUSING_TO_START
 from bot.store.sqlite import DATABASE_IN_USE
 from sandbox.harness import app_key
 from sandbox.ports import free_port

@@ -10,7 +10,12 @@ from tests.deploy.deploy_files import COMPOSE, SETTING_NAMES, load_mapping
 BOT_SERVICES = ("migrate", "bot")
 # Compose refuses to start when one of these is unset (`${NAME:?message}`), instead of
 # starting a bot that then refuses to start.
-REQUIRED_FROM_ENV = ("FOLLOWUP_BOT_WEBHOOK_SECRET", "FOLLOWUP_BOT_APP_ID")
+REQUIRED_FROM_ENV = (
+    "FOLLOWUP_BOT_WEBHOOK_SECRET",
+    "FOLLOWUP_BOT_APP_ID",
+    # Without it the status page is open to anyone who reaches the port.
+    "FOLLOWUP_BOT_STATUS_TOKEN",
+)
 SECRETS_MOUNT = "/run/secrets/"
 
 

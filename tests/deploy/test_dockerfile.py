@@ -7,6 +7,7 @@ import tomllib
 from tests.deploy.deploy_files import (
     DOCKERIGNORE,
     PYPROJECT,
+    README,
     Instruction,
     dockerfile,
     env_assignments,
@@ -118,3 +119,36 @@ def test_cache_and_database_are_on_the_volume_owned_by_the_user() -> None:
 def test_nm_is_installed_for_the_wheel_audits() -> None:
     # torch-abi-audit shells out to nm; the slim base image has no binutils.
     assert any("binutils" in each.arguments for each in _only(dockerfile(), "RUN"))
+
+
+# The Python the image check (tools/image_check.sh, `make image`) builds and runs: Debian
+# bookworm's, which requirements.lock is compiled for; the default base is the same one.
+CHECKED_BASE = "BASE=python:3.11-slim-bookworm"
+IMAGE_CHECK_BEGIN = "<!-- image-check:begin -->"
+IMAGE_CHECK_END = "<!-- image-check:end -->"
+
+
+def test_the_base_is_a_build_argument_defaulting_to_the_checked_python() -> None:
+    instructions = dockerfile()
+    (base,) = [each for each in instructions if each.keyword == "ARG"]
+    (start,) = _only(instructions, "FROM")
+    assert base.arguments == CHECKED_BASE
+    assert start.arguments == "${BASE}"
+    assert base.line < start.line
+
+
+def test_the_readme_shows_the_image_checks_build_and_run_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text.split(IMAGE_CHECK_BEGIN, 1)[1].split(IMAGE_CHECK_END, 1)[0]
+    commands = [
+        each.arguments for each in parse_dockerfile(block.replace("```sh", "").replace("```", ""))
+    ]
+    # parse_dockerfile joins the `\` continuations; the first word is the command.
+    build, run = (" ".join(each.split()) for each in commands)
+    assert "bud" in build
+    assert "-f deploy/Dockerfile" in build
+    # The OCI format drops HEALTHCHECK; the docker one keeps it.
+    assert "--format docker" in build
+    assert '--build-arg BASE="$BASE"' in build
+    assert " run " in f" {run} "
+    assert run.endswith('"$IMAGE"')

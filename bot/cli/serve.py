@@ -1,0 +1,65 @@
+"""``followup-bot serve``: the settings read once from the environment (every problem
+reported at once), then the webhook service."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.service.settings import Settings
+
+EXIT_USAGE = 2
+REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
+
+
+def serve() -> int:
+    from aiohttp import web
+
+    from bot.service import log_context
+    from bot.service.app import create_app
+    from bot.store.access import StoreUnavailable
+
+    settings, problems = serve_settings(os.environ)
+    if settings is None:
+        print(REFUSING_TO_START.format(reason="\n".join(problems)), file=sys.stderr)
+        return EXIT_USAGE
+    create_default_database_folder(settings.database)
+    log_context.configure(settings.log_level, settings.log_format)
+    try:
+        web.run_app(create_app(settings), host=settings.host, port=settings.port)
+    except StoreUnavailable as exc:  # above all: another serve holds this database
+        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def create_default_database_folder(database: str) -> None:
+    """The default SQLite file's folder (under the user's state folder) may not exist yet;
+    a path someone set is theirs to provide."""
+    from bot.service.settings import default_database
+
+    if database == default_database(os.environ):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def serve_settings(env: Mapping[str, str]) -> tuple[Settings | None, list[str]]:
+    """The settings ``serve`` runs with, or every reason it will not start: each missing or
+    invalid variable and the empty repository list together, not one per attempt."""
+    from bot.service import startup
+    from bot.service.settings import SETTINGS_ERROR_HEADER, Settings, SettingsError
+
+    try:
+        settings = Settings.from_env(env)
+    except SettingsError as exc:
+        problems = [SETTINGS_ERROR_HEADER, *exc.problems]
+        if not env.get("FOLLOWUP_BOT_REPOSITORIES", "").strip(" ,"):
+            problems.append(startup.NO_REPOSITORIES)
+        return None, problems
+    refused = startup.refusal(settings)
+    if refused is not None:
+        return None, [refused]
+    return settings, []
