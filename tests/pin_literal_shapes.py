@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+from sandbox import vllm_shapes as shapes
+
 CUTLASS_FILE = "CMakeLists.txt"
 DEEPGEMM_CMAKE_FILE = "cmake/external_projects/deepgemm.cmake"
 DEEPGEMM_SCRIPT_FILE = "tools/install_deepgemm.sh"
@@ -83,93 +85,6 @@ else()
 endif()
 """
 
-_DEEPGEMM_CMAKE = """\
-include(FetchContent)
-
-# DEEPGEMM_SRC_DIR (a cmake variable or the environment) builds a local checkout.
-if (DEFINED ENV{{DEEPGEMM_SRC_DIR}})
-  set(DEEPGEMM_SRC_DIR $ENV{{DEEPGEMM_SRC_DIR}})
-endif()
-
-if(DEEPGEMM_SRC_DIR)
-  FetchContent_Declare(
-    deepgemm
-    SOURCE_DIR ${{DEEPGEMM_SRC_DIR}}
-    CONFIGURE_COMMAND ""
-    BUILD_COMMAND ""
-  )
-else()
-  # This ref should be kept in sync with tools/install_deepgemm.sh
-  FetchContent_Declare(
-    deepgemm
-    GIT_REPOSITORY https://github.com/deepseek-ai/DeepGEMM.git
-    GIT_TAG {sha}
-    GIT_SUBMODULES "third-party/cutlass" "third-party/fmt"
-    GIT_PROGRESS TRUE
-    CONFIGURE_COMMAND ""
-    BUILD_COMMAND ""
-  )
-endif()
-
-FetchContent_GetProperties(deepgemm)
-if(NOT deepgemm_POPULATED)
-  FetchContent_Populate(deepgemm)
-endif()
-"""
-
-_INSTALL_DEEPGEMM = """\
-#!/bin/bash
-# Builds DeepGEMM from source and installs it, or leaves the wheel in a directory.
-set -e
-
-# Default values
-# Keep DEEPGEMM_GIT_REF in sync with cmake/external_projects/deepgemm.cmake
-DEEPGEMM_GIT_REPO="https://github.com/deepseek-ai/DeepGEMM.git"
-DEEPGEMM_GIT_REF="{sha}"
-WHEEL_DIR=""
-
-# Options
-while [[ $# -gt 0 ]]; do
-    case $1 in
-        --ref)
-            if [[ -z "$2" || "$2" =~ ^- ]]; then
-                echo "Error: --ref needs a value." >&2
-                exit 1
-            fi
-            DEEPGEMM_GIT_REF="$2"
-            shift 2
-            ;;
-        --wheel-dir)
-            if [[ -z "$2" || "$2" =~ ^- ]]; then
-                echo "Error: --wheel-dir needs a directory." >&2
-                exit 1
-            fi
-            WHEEL_DIR="$2"
-            shift 2
-            ;;
-        -h|--help)
-            echo "Usage: $0 [OPTIONS]"
-            echo "  --ref REF          the ref to build (default: $DEEPGEMM_GIT_REF)"
-            echo "  --wheel-dir PATH   leave the wheel in PATH instead of installing it"
-            exit 0
-            ;;
-        *)
-            echo "Unknown option: $1" >&2
-            exit 1
-            ;;
-    esac
-done
-
-echo "Building DeepGEMM $DEEPGEMM_GIT_REF from $DEEPGEMM_GIT_REPO"
-WORK_DIR=$(mktemp -d)
-trap 'rm -rf "$WORK_DIR"' EXIT
-git clone --recursive --shallow-submodules "$DEEPGEMM_GIT_REPO" "$WORK_DIR/deepgemm"
-pushd "$WORK_DIR/deepgemm"
-git checkout "$DEEPGEMM_GIT_REF"
-python3 setup.py bdist_wheel
-popd
-"""
-
 
 def cutlass_cmakelists(tag: str, *, revision: str | None = None) -> str:
     """The CMakeLists.txt pinning cutlass at ``tag`` (``revision``: a stale set())."""
@@ -179,8 +94,14 @@ def cutlass_cmakelists(tag: str, *, revision: str | None = None) -> str:
 
 
 def deepgemm_cmake(sha: str) -> str:
-    return _DEEPGEMM_CMAKE.format(sha=sha)
+    return shapes.DEEPGEMM_CMAKE_TEMPLATE.format(sha=sha)
 
 
 def install_deepgemm(sha: str) -> str:
-    return _INSTALL_DEEPGEMM.format(sha=sha)
+    return shapes.DEEPGEMM_SCRIPT_TEMPLATE.format(sha=sha)
+
+
+def default_ref_line(script: str) -> int:
+    """The 1-based line of the script's default ``DEEPGEMM_GIT_REF="<sha>"`` (column 0)."""
+    lines = script.splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.startswith('DEEPGEMM_GIT_REF="'))

@@ -13,7 +13,7 @@ from bot.config.models import CompanionConfig
 from bot.edit import companion as comp
 from bot.edit.companion import CompanionError, read_companion, set_companion
 from tests.pin_literal_shapes import DEEPGEMM_SCRIPT_FILE as FILE
-from tests.pin_literal_shapes import install_deepgemm
+from tests.pin_literal_shapes import default_ref_line, install_deepgemm
 
 SHA = "a0c4f6e2b8d1357924680ace13579bdf02468ace"
 NEW = "0f5f2662027f0db05d4e3f6a94e56e2d8fc45c51"
@@ -36,7 +36,7 @@ def test_the_real_script_reads_its_default_ref() -> None:
 
     found = read(script)
 
-    assert (found.value, found.line) == (SHA, 8)
+    assert (found.value, found.line) == (SHA, default_ref_line(script))
     assert script.splitlines()[found.line - 1] == f'DEEPGEMM_GIT_REF="{SHA}"'
 
 

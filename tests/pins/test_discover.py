@@ -452,7 +452,7 @@ def test_the_real_install_script_is_proposed_as_its_variable(tmp_path: Path) -> 
     assert deepgemm.companions == (
         Companion(
             CompanionConfig(file=shapes.DEEPGEMM_SCRIPT_FILE, variable="DEEPGEMM_GIT_REF"),
-            8,
+            shapes.default_ref_line(shapes.install_deepgemm(DEEPGEMM_SHA)),
             DEEPGEMM_SHA,
         ),
     )
