@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from bot.abi.log import PASSED
 from sandbox.harness import Harness, harness
 from sandbox.oci_registry import RegistryServer, running_registry
 from sandbox.scenario import World
+from sandbox.vllm_ci_tree import vllm_ci_files
 from sandbox.vllm_shapes import (
     ABI_CHECK_FILE,
     ALLOWLIST_CONFIG,
@@ -19,6 +21,7 @@ from sandbox.vllm_shapes import (
     DOWNSTREAM,
     FA3_ENTRY,
     PIN_TEMPLATE,
+    PIPELINE,
     abi_check,
     stale_line,
 )
@@ -32,6 +35,31 @@ async def registry(tmp_path: Path) -> AsyncIterator[RegistryServer]:
     """A real OCI registry (Debian's distribution registry) with token auth."""
     async with running_registry(tmp_path / "registry", auth="token") as server:
         yield server
+
+
+@asynccontextmanager
+async def registry_world(
+    tmp_path: Path, registry: RegistryServer, more_config: str
+) -> AsyncIterator[World]:
+    """vLLM's CI tree served by the bot, Buildkite's pipeline and a real registry with its
+    credentials; the config checks images there and adds ``more_config``."""
+    async with harness(
+        tmp_path / "world",
+        repositories=(DOWNSTREAM,),
+        start=False,
+        buildkite=True,
+        registry_username=registry.username,
+        registry_password=registry.password,
+    ) as env:
+        w = World(env)
+        config = CONFIG + (
+            f"buildkite:\n  organization: vllm\n  pipelines: [{PIPELINE}]\n"
+            f"images:\n  registry_url: {registry.url}\n{more_config}"
+        )
+        w.downstream(w.upstream(), config=config, files=vllm_ci_files())
+        w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
+        await w.start()
+        yield w
 
 
 def seed(env: Harness, *, config: str = CONFIG, pin_template: str = PIN_TEMPLATE) -> str:

@@ -24,11 +24,11 @@ from bot.main_red.lane_images import IMAGES_STEP
 from bot.main_red.lanes import Lane
 from bot.store.kinds import Kind, signal_key
 from sandbox.buildkite_state import JobSpec
-from sandbox.harness import Harness, harness
+from sandbox.harness import Harness
 from sandbox.oci_registry import RegistryServer
 from sandbox.scenario import World
-from sandbox.vllm_ci_tree import vllm_ci_files
-from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+from sandbox.vllm_shapes import DOWNSTREAM, PIPELINE
+from tests.e2e.conftest import registry_world
 
 from .test_main_red import follow_up_writes
 from .test_missing_images import MAIN_REPOSITORY, pull_failed
@@ -40,24 +40,9 @@ CPU_STEPS = ("cpu-small-1", "cpu-small-2")
 
 @pytest.fixture
 async def world(tmp_path: Path, registry: RegistryServer) -> AsyncIterator[World]:
-    async with harness(
-        tmp_path / "world",
-        repositories=(DOWNSTREAM,),
-        start=False,
-        buildkite=True,
-        registry_username=registry.username,
-        registry_password=registry.password,
-    ) as env:
-        w = World(env)
-        config = CONFIG + (
-            f"buildkite:\n  organization: vllm\n  pipelines: [{PIPELINE}]\n"
-            "routing:\n  ci_config: .buildkite/ci_config.yaml\n"
-            "main_red: {}\n"
-            f"images:\n  registry_url: {registry.url}\n"
-        )
-        w.downstream(w.upstream(), config=config, files=vllm_ci_files())
-        w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
-        await w.start()
+    async with registry_world(
+        tmp_path, registry, "routing:\n  ci_config: .buildkite/ci_config.yaml\nmain_red: {}\n"
+    ) as w:
         yield w
 
 

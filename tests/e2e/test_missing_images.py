@@ -26,6 +26,7 @@ from sandbox.oci_registry import RegistryServer
 from sandbox.scenario import World
 from sandbox.vllm_ci_tree import vllm_ci_files
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE
+from tests.e2e.conftest import registry_world
 
 MAIN_REPOSITORY = "q9t5s3a7/vllm-ci-postmerge-repo"
 PREMERGE_REPOSITORY = "q9t5s3a7/vllm-ci-test-repo"
@@ -38,23 +39,7 @@ PULL_FAILED = (
 
 @pytest.fixture
 async def world(tmp_path: Path, registry: RegistryServer) -> AsyncIterator[World]:
-    async with harness(
-        tmp_path / "world",
-        repositories=(DOWNSTREAM,),
-        start=False,
-        buildkite=True,
-        registry_username=registry.username,
-        registry_password=registry.password,
-    ) as env:
-        w = World(env)
-        config = CONFIG + (
-            f"buildkite:\n  organization: vllm\n  pipelines: [{PIPELINE}]\n"
-            f"images:\n  registry_url: {registry.url}\n"
-            "landing:\n  labels_on_approval: [ready]\n"
-        )
-        w.downstream(w.upstream(), config=config, files=vllm_ci_files())
-        w.ci.add_pipeline(PIPELINE, repository=f"https://github.com/{DOWNSTREAM}.git")
-        await w.start()
+    async with registry_world(tmp_path, registry, "landing:\n  labels_on_approval: [ready]\n") as w:
         yield w
 
 
