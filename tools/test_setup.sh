@@ -135,8 +135,10 @@ install_octokit() {
   export FOLLOWUP_BOT_OCTOKIT_NODE_MODULES=$cache/node_modules
 }
 
+# From / as root: the postgres account may not enter the checkout (under /root, say), and
+# PostgreSQL's tools complain of a working directory they cannot change to.
 as_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- env -C / "$@"; else "$@"; fi
 }
 
 pg_dir=

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from bot.cli.store_access import ERROR, EXIT_OK, EXIT_REFUSED, emit, guarded, with_store
+from bot.config.messages import plural
 from bot.store.access import Access, redacted
 from bot.store.protocol import DeliveryRecord, DeliveryStatus, Requeue, Store
 
@@ -123,7 +124,7 @@ def format_show(shown: Shown, *, payload: bool) -> str:
     lines += [
         ("last error", record.last_error or NONE),
         ("handlers done", ", ".join(sorted(shown.handlers_done)) or NONE),
-        ("payload", f"{fields['payload_bytes']} bytes"),
+        ("payload", plural(fields["payload_bytes"], "byte")),
     ]
     width = max(len(name) for name, _ in lines) + 1
     indent = "\n" + " " * (width + 1)  # a multi-line error stays in its column

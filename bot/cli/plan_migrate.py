@@ -34,6 +34,9 @@ MSG_NOTHING = "nothing to move: every selected step already has the values"
 MSG_WROTE = "{file}: written"
 MSG_JOB_DIR_EMPTY = "error: {config}: job_dirs names {directory}, which holds no .yaml job file"
 MSG_NOT_READ = "error: nothing planned: {count} problem{s} above"
+MSG_YML_LEFT_OUT = (
+    "note: {file} is left out: vLLM's pipeline generator reads only .yaml files in a job dir"
+)
 
 
 def plan_migrate(
@@ -49,7 +52,9 @@ def plan_migrate(
     if migration is None:
         names = ", ".join(m.name for m in config.migrations) or "none"
         return _fail(err, MSG_UNKNOWN_MIGRATION.format(config=config_path, name=name, names=names))
-    files, unread = _routing_files(repo, config.routing or RoutingConfig())
+    files, unread, left_out = _routing_files(repo, config.routing or RoutingConfig())
+    for path in left_out:
+        print(MSG_YML_LEFT_OUT.format(file=path), file=err)
     if unread:
         count = len(unread)
         return _fail(err, "\n".join([*unread, MSG_NOT_READ.format(count=count, s=_s(count))]))
@@ -68,14 +73,17 @@ def plan_migrate(
     return EXIT_OK
 
 
-def _routing_files(repo: Path, routing: RoutingConfig) -> tuple[dict[str, str], list[str]]:
-    """What the generator reads in the checkout: the config and its job dirs' files; and
-    one line for each file that could not be read and each job dir with no job file (the
-    sweep would be planned without them: never in silence)."""
+def _routing_files(
+    repo: Path, routing: RoutingConfig
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """What the generator reads in the checkout: the config and its job dirs' files; one
+    line for each file that could not be read and each job dir with no job file (the
+    sweep would be planned without them: never in silence); and the ``.yml`` files in the
+    job dirs, which the generator skips (a job file misnamed would otherwise vanish unsaid)."""
     try:
         config = read_repo_file(repo, routing.ci_config)
     except PlanFileError as exc:
-        return {}, [str(exc)]
+        return {}, [str(exc)], []
     every = sorted(
         path.relative_to(repo).as_posix() for path in repo.rglob("*.yaml") if path.is_file()
     )
@@ -90,7 +98,9 @@ def _routing_files(repo: Path, routing: RoutingConfig) -> tuple[dict[str, str], 
     for directory in job_dirs:
         if not job_paths(every, (directory,)):
             unread.append(MSG_JOB_DIR_EMPTY.format(config=routing.ci_config, directory=directory))
-    return files, unread
+    yml = sorted(path.relative_to(repo).as_posix() for path in repo.rglob("*.yml"))
+    prefixes = tuple(directory.removeprefix("./").rstrip("/") + "/" for directory in job_dirs)
+    return files, unread, [path for path in yml if path.startswith(prefixes)]
 
 
 def _show(plan: SweepPlan, out: TextIO) -> None:

@@ -83,18 +83,20 @@ def check_config(
             file=err,
         )
         return 1
-    print(MSG_CHECK_OK.format(summary=summarize(config)), file=out)
     if checkout is None:
+        print(MSG_CHECK_OK.format(summary=summarize(config)), file=out)
         return 0
     return _check_checkout(config, checkout, out, err)
 
 
 def _check_checkout(config: RepoConfig, checkout: CheckoutCheck, out: TextIO, err: TextIO) -> int:
+    # The checkout first: an "ok" above its problems would read as a pass.
     problems = checkout(config)
     for problem in problems:
         print(problem, file=err)
     if problems:
         print(MSG_CHECKOUT_FAILED.format(problems=plural(len(problems), "problem")), file=err)
         return 1
+    print(MSG_CHECK_OK.format(summary=summarize(config)), file=out)
     print(MSG_CHECKOUT_OK.format(pins=plural(len(config.pins), "pin")), file=out)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import os
@@ -23,6 +24,8 @@ from bot.cli.deliveries import (
     REFUSE_DONE,
     REFUSE_PENDING,
     REPLAYED,
+    Shown,
+    format_show,
     timestamp,
 )
 from bot.cli.main import main
@@ -190,6 +193,15 @@ def test_show_a_failed_delivery(database: Path, capsys: pytest.CaptureFixture[st
     }
     assert "  the second line of it" in out  # the whole error, in its column
     assert make_delivery("d-failed").payload.decode() not in out
+
+
+def test_show_says_1_byte_not_1_bytes() -> None:
+    delivery = dataclasses.replace(make_delivery("d-one"), payload=b"1")
+    record = DeliveryRecord(
+        delivery=delivery, status=DeliveryStatus.DONE, next_attempt_at=0.0, last_error=None
+    )
+    text = format_show(Shown(record=record, handlers_done=frozenset()), payload=False)
+    assert fields(text)["payload"] == "1 byte"
 
 
 def test_show_with_the_payload(database: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from bot.cli.plan_migrate import (
     MSG_PROVEN,
     MSG_UNKNOWN_MIGRATION,
     MSG_WROTE,
+    MSG_YML_LEFT_OUT,
     plan_migrate,
 )
 from bot.config.parse import CONFIG_PATH
@@ -98,3 +99,16 @@ def test_a_job_dir_with_no_job_file_is_refused_not_skipped(tmp_path: Path) -> No
     assert (code, out) == (EXIT_FAILED, "")
     empty = MSG_JOB_DIR_EMPTY.format(config=CI_CONFIG_PATH, directory=".buildkite/nowhere")
     assert err.splitlines() == [empty, MSG_NOT_READ.format(count=1, s="")]
+
+
+def test_a_yml_file_in_a_job_dir_is_named_not_ignored_in_silence(tmp_path: Path) -> None:
+    files = vllm_ci_files()
+    misnamed = AUDIT_FILE.removesuffix(".yaml") + ".yml"
+    files[misnamed] = files.pop(AUDIT_FILE)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/outside.yml").write_text("steps: []\n")  # in no job dir: not named
+    checkout(tmp_path, files)
+    code, out, err = run(tmp_path)
+    assert code == EXIT_OK
+    assert err.splitlines() == [MSG_YML_LEFT_OUT.format(file=misnamed)]
+    assert out.rstrip().endswith(MSG_PROVEN.format(count=8, s="s"))

@@ -154,6 +154,8 @@ def test_a_checkout_with_problems_prints_each_and_fails(tmp_path: Path) -> None:
         "pin b gone",
         msg.MSG_CHECKOUT_FAILED.format(problems="2 problems"),
     ]
+    # No "ok" anywhere: it would read as a pass above the checkout's problems.
+    assert out.getvalue() == ""
 
 
 def test_a_checkout_as_configured_says_how_many_pins_it_found(tmp_path: Path) -> None:
