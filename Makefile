@@ -126,3 +126,9 @@ lock:
 	"$$tmp/venv/bin/uv" pip compile pyproject.toml --quiet --python-version 3.11 \
 		--python-platform linux --generate-hashes --custom-compile-command 'make lock' \
 		$(LOCK_ARGS) --output-file requirements.lock
+
+# The status page's screenshots in docs/status/ (docs/status.md), taken by its browser tests
+# in headless Chromium; a normal test run writes none.
+.PHONY: screenshots
+screenshots: $(STAMP)
+	FOLLOWUP_BOT_SCREENSHOTS=docs/status $(PYTEST_ONE) -p no:cacheprovider tests/status/test_browser.py

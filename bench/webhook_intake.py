@@ -1,12 +1,16 @@
-"""Webhook intake: deliveries/s and acknowledgement latency, side by side with a bare handler.
+"""Webhook intake: deliveries/s, acknowledgement latency and CPU, against a durable floor.
 
-Two servers run as child processes on loopback, one after the other, under the
-same load from this process:
+Servers run as child processes on loopback, one after the other, under the same load
+from this process:
 
-- ``intake``: the real service (``bot.service.app.create_app``): signature check,
-  dedupe, durable write to the SQLite inbox, 202; its workers drain the inbox
-  meanwhile (the event has no handler, so the cost is the inbox's own);
-- ``bare``: an aiohttp handler that reads the body and answers 202.
+- ``floor`` (the reference): the least an intake that keeps the 202's promise must do,
+  written here (``Floor``): the HMAC-SHA256 check, the body inserted into SQLite (WAL,
+  ``synchronous=FULL``) with group commit, then 202; no log line;
+- ``intake``: the real service (``bot.service.app.create_app``), logging as
+  ``followup-bot serve`` does (its level and format, its access log; the lines go to a
+  file): signature check, dedupe, durable write to the SQLite inbox, 202; its workers
+  drain the inbox meanwhile;
+- ``bare`` (``--bare``): an aiohttp handler that reads the body and answers 202.
 
 Phase 1 (throughput): ``--requests`` signed deliveries from each number of
 concurrent senders in ``--concurrency``, as fast as they are answered (the
@@ -33,18 +37,21 @@ workers), and the handler ends at its first guard, without a GitHub request. Wit
 one at a time, whatever the number of workers; with ``--subjects N`` they go round N
 PRs, as real traffic spreads over pins and PRs, and the workers' turns are batched.
 
-With ``--postgres`` a third server is measured the same way: the intake on PostgreSQL
+With ``--postgres`` one more server is measured the same way: the intake on PostgreSQL
 (a server started here with fsync on, as in production; a database of its own), and
 its CPU counts PostgreSQL's processes too.
 
 Phase 4 (CPU, always run): ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the
 server's own CPU time (user and system, from /proc; the intake's counted until its
-inbox is empty again, so the workers' share is in it) per delivery sent. A measure of
-cost rather than of capacity, so it moves little with the machine's other load.
+inbox is empty again, so the workers' share is in it) per delivery sent, and the log
+lines written per delivery; then the same with a ``star`` event, which no handler
+wants (stored done at intake, no worker runs: the intake alone). Every figure is also
+given as a ratio to the floor's in the same run.
 
 Usage: python bench/webhook_intake.py [--requests 2000] [--rate 200] [--seconds 5]
-       [--rates 100 200 400 800 1600 3200] [--step-seconds 3] [--subjects 1]
-       [--workers N] [--cpu-rate 400] [--cpu-seconds 5] [--postgres]
+       [--rates 100 200 400 800 1200] [--step-seconds 3] [--subjects 1]
+       [--workers N] [--cpu-rate 400] [--cpu-seconds 5] [--postgres] [--bare]
+       [--log-level INFO] [--log-format text]
 """
 
 from __future__ import annotations
@@ -97,6 +104,13 @@ def body(number: int) -> bytes:
 # One signed body per subject, sent in turn (``--subjects``; set in main).
 BODIES: list[tuple[bytes, str]] = []
 _sent = itertools.count()
+WANTED_EVENT = "issue_comment"  # a handler wants it: claimed, dispatched and finished
+UNWANTED_EVENT = "star"  # no handler wants it: stored done at intake, no worker runs
+_event = [WANTED_EVENT]
+
+
+def use_event(name: str) -> None:
+    _event[0] = name
 
 
 def use_subjects(count: int) -> None:
@@ -109,7 +123,7 @@ def use_subjects(count: int) -> None:
 def next_delivery() -> tuple[bytes, dict[str, str]]:
     data, signature = BODIES[next(_sent) % len(BODIES)]
     return data, {
-        "X-GitHub-Event": "issue_comment",
+        "X-GitHub-Event": _event[0],
         "X-GitHub-Delivery": str(uuid.uuid4()),
         "X-Hub-Signature-256": signature,
         "Content-Type": "application/json",
@@ -125,7 +139,84 @@ def free_port() -> int:
 # --- child side ---------------------------------------------------------------
 
 
+FLOOR_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS deliveries (delivery_id TEXT PRIMARY KEY, event TEXT NOT NULL,"
+    " body BLOB NOT NULL, received_at REAL NOT NULL)"
+)
+FLOOR_INSERT = "INSERT INTO deliveries VALUES (?, ?, ?, ?) ON CONFLICT (delivery_id) DO NOTHING"
+
+
+class Floor:
+    """The durable floor: the least a webhook intake that keeps its promise must do.
+
+    HMAC-SHA256 over the body, then the body inserted into SQLite (WAL, synchronous=FULL:
+    the commit is on disk before the answer), then 202. Group commit: one writer thread
+    takes every body that arrived while it was busy and commits them in one transaction,
+    one fsync for the lot, as the service's inbox batches its admissions. No log line."""
+
+    def __init__(self, workdir: Path) -> None:
+        import sqlite3
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.conn = sqlite3.connect(workdir / "floor.sqlite3", check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = FULL")
+        self.conn.execute(FLOOR_SCHEMA)
+        self.writer = ThreadPoolExecutor(max_workers=1)
+        self.pending: list[tuple[tuple[str, str, bytes, float], asyncio.Future[None]]] = []
+        self.flusher: asyncio.Task[None] | None = None
+        self.secret = SECRET.encode()
+
+    def commit(self, rows: list[tuple[str, str, bytes, float]]) -> None:
+        with self.conn:
+            self.conn.executemany(FLOOR_INSERT, rows)
+
+    async def flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await loop.run_in_executor(self.writer, self.commit, [row for row, _ in batch])
+            except Exception as exc:  # every waiter of the batch answers 503
+                for _, waiter in batch:
+                    waiter.set_exception(exc)
+            else:
+                for _, waiter in batch:
+                    waiter.set_result(None)
+        self.flusher = None
+
+    async def intake(self, request: web.Request) -> web.Response:
+        data = await request.read()
+        given = request.headers.get("X-Hub-Signature-256", "")
+        expected = "sha256=" + hmac.new(self.secret, data, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, given):
+            return web.json_response({"error": "bad signature"}, status=401)
+        headers = request.headers
+        row = (headers["X-GitHub-Delivery"], headers["X-GitHub-Event"], data, time.time())
+        waiter = asyncio.get_running_loop().create_future()
+        self.pending.append((row, waiter))
+        if self.flusher is None:
+            self.flusher = asyncio.create_task(self.flush())
+        try:
+            await waiter
+        except Exception:
+            return web.json_response({"error": "not stored"}, status=503)
+        return web.json_response({"status": "accepted"}, status=202)
+
+
 def serve(kind: str, port: int, workdir: Path, workers: int | None, database: str | None) -> None:
+    if kind == "floor":
+        app = web.Application()
+        app.router.add_post("/webhooks/github", Floor(workdir).intake)
+        # The floor writes no log line: what the service's lines cost is part of the gap.
+        web.run_app(
+            app,
+            host="127.0.0.1",
+            port=port,
+            access_log=None,
+            print=lambda _msg: print(READY, flush=True),
+        )
+        return
     if kind == "bare":
 
         async def bare(request: web.Request) -> web.Response:
@@ -135,6 +226,7 @@ def serve(kind: str, port: int, workdir: Path, workers: int | None, database: st
         app = web.Application()
         app.router.add_post("/webhooks/github", bare)
     else:
+        from bot.service import log_context
         from bot.service.app import create_app
         from bot.service.settings import Settings
         from sandbox.keys import generate_app_key
@@ -150,7 +242,22 @@ def serve(kind: str, port: int, workdir: Path, workers: int | None, database: st
         )
         if workers is not None:
             settings = dataclasses.replace(settings, workers=workers)
-        app = create_app(settings)
+        # Logged as ``followup-bot serve`` logs, its access log included (to stderr, which
+        # the bench sends to a file).
+        log_context.configure(
+            os.environ.get("BENCH_LOG_LEVEL", settings.log_level),
+            os.environ.get("BENCH_LOG_FORMAT", settings.log_format),
+        )
+        from bot.service.access_log import AccessLogger
+
+        web.run_app(
+            create_app(settings),
+            host="127.0.0.1",
+            port=port,
+            access_log_class=AccessLogger,
+            print=lambda _msg: print(READY, flush=True),
+        )
+        return
     web.run_app(app, host="127.0.0.1", port=port, print=lambda _msg: print(READY, flush=True))
 
 
@@ -369,23 +476,31 @@ class Cpu:
 
 
 async def cpu_per_delivery(
-    url: str, pids: list[int], inbox: Store | None, args: argparse.Namespace
-) -> Cpu:
+    url: str, pids: list[int], inbox: Store | None, log: Path, args: argparse.Namespace
+) -> tuple[Cpu, float]:
     """Phase 4: ``--cpu-rate`` deliveries/s for ``--cpu-seconds``; the server's CPU time
-    (the intake's until its inbox is empty again) over the deliveries sent. Unlike the
-    capacities, this hardly moves with what else the machine is doing."""
+    (the intake's until its inbox is empty again) over the deliveries sent, and the log
+    lines it wrote per delivery. Unlike the capacities, this hardly moves with what else
+    the machine is doing."""
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
     connector = aiohttp.TCPConnector(limit=CLIENT_CONNECTIONS)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         if inbox is not None:
             await drain(inbox, args.drain_seconds)
+        lines = _lines(log)
         user, system = cpu_seconds(pids)
         latencies, _sending, _total = await open_loop(session, url, args.cpu_rate, args.cpu_seconds)
         if inbox is not None:
             await drain(inbox, 60.0)
         user_after, system_after = cpu_seconds(pids)
     count = len(latencies)
-    return Cpu((user_after - user) / count * 1e6, (system_after - system) / count * 1e6)
+    cpu = Cpu((user_after - user) / count * 1e6, (system_after - system) / count * 1e6)
+    return cpu, (_lines(log) - lines) / count
+
+
+def _lines(log: Path) -> int:
+    with log.open("rb") as stream:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: stream.read(1 << 16), b""))
 
 
 @dataclass(frozen=True)
@@ -394,7 +509,9 @@ class Result:
     p50_ms: float
     p99_ms: float
     steps: list[Step]
-    cpu: Cpu
+    cpu: Cpu  # a delivery a handler wants: intake, then a worker's claim, dispatch, end
+    cpu_intake: Cpu  # a delivery no handler wants: the intake alone
+    log_lines: float  # per delivery a handler wants
 
 
 @contextlib.asynccontextmanager
@@ -402,7 +519,7 @@ async def inbox_of(
     kind: str, postgres: Postgres | None, workdir: Path
 ) -> AsyncIterator[Store | None]:
     """The intake's inbox, read through the bot's own store opened read-only (None for
-    the bare handler, which keeps none)."""
+    the floor and the bare handler, which have no workers to wait for)."""
     if kind != "intake":
         yield None
         return
@@ -416,20 +533,28 @@ async def measure(kind: str, args: argparse.Namespace, postgres: Postgres | None
     a SQLite file (the database server's CPU counted with the bot's)."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            __file__,
-            "--serve",
-            kind,
-            "--port",
-            str(port),
-            "--workdir",
-            tmp,
-            *(("--workers", str(args.workers)) if args.workers is not None else ()),
-            *(("--database", postgres.url) if postgres is not None else ()),
-            stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        log = Path(tmp) / "server.log"
+        with log.open("wb") as log_file:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                __file__,
+                "--serve",
+                kind,
+                "--port",
+                str(port),
+                "--workdir",
+                tmp,
+                *(("--workers", str(args.workers)) if args.workers is not None else ()),
+                *(("--database", postgres.url) if postgres is not None else ()),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log_file,
+                env={
+                    **os.environ,
+                    "PYTHONUNBUFFERED": "1",
+                    "BENCH_LOG_FORMAT": args.log_format,
+                    "BENCH_LOG_LEVEL": args.log_level,
+                },
+            )
         assert proc.stdout is not None
         try:
             while READY not in (line := (await proc.stdout.readline()).decode()):
@@ -445,12 +570,25 @@ async def measure(kind: str, args: argparse.Namespace, postgres: Postgres | None
             async with inbox_of(kind, postgres, Path(tmp)) as inbox:
                 steps = await sustained(url, inbox, args)
                 pids = [proc.pid, *([postgres.server_pid] if postgres else [])]
-                cpu = await cpu_per_delivery(url, pids, inbox, args)
+                cpu, log_lines = await cpu_per_delivery(url, pids, inbox, log, args)
+                use_event(UNWANTED_EVENT)
+                try:
+                    cpu_intake, _ = await cpu_per_delivery(url, pids, inbox, log, args)
+                finally:
+                    use_event(WANTED_EVENT)
         finally:
             proc.terminate()
             await proc.wait()
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    return Result(per_second, statistics.median(latencies) * 1000, p99 * 1000, steps, cpu)
+    return Result(
+        per_second,
+        statistics.median(latencies) * 1000,
+        p99 * 1000,
+        steps,
+        cpu,
+        cpu_intake,
+        log_lines,
+    )
 
 
 @dataclass(frozen=True)
@@ -459,12 +597,17 @@ class Postgres:
     server_pid: int
 
 
+FLOOR = "durable floor"
+
+
 async def main(args: argparse.Namespace) -> None:
     use_subjects(args.subjects)
     servers = [
-        ("bare aiohttp handler", await measure("bare", args)),
+        (FLOOR, await measure("floor", args)),
         ("followup-bot intake (SQLite)", await measure("intake", args)),
     ]
+    if args.bare:
+        servers.append(("bare aiohttp handler", await measure("bare", args)))
     if args.postgres:
         server = start_server(durable=True)
         try:
@@ -478,7 +621,7 @@ async def main(args: argparse.Namespace) -> None:
 
 
 def report(servers: list[tuple[str, Result]], args: argparse.Namespace) -> None:
-    bare = servers[0][1]
+    floor = servers[0][1]
     print(
         f"{args.requests} deliveries of {len(BODIES[0][0])} B on {args.subjects} subject(s)"
         " per sender count; "
@@ -493,12 +636,21 @@ def report(servers: list[tuple[str, Result]], args: argparse.Namespace) -> None:
         print(f"| {name} | {rates} | {r.p50_ms:.1f} ms | {r.p99_ms:.1f} ms |")
     for name, r in servers[1:]:
         ratios = ", ".join(
-            f"{r.per_second[n] / bare.per_second[n]:.2f} ({n} senders)" for n in senders
+            f"{r.per_second[n] / floor.per_second[n]:.2f} ({n} senders)" for n in senders
         )
-        print(f"ratio {name}/bare (deliveries/s): {ratios}")
+        print(f"ratio {name}/floor (deliveries/s): {ratios}")
 
     for name, r in servers:
         print_sustained(name, r.steps)
+    print("\np50 and p99 ack against the floor's, per offered rate:")
+    print("| offered/s | " + " | ".join(f"{name}: p50 / p99" for name, _ in servers[1:]) + " |")
+    print("|---|" + "---|" * (len(servers) - 1))
+    for i, step in enumerate(floor.steps):
+        cells = [
+            f"{r.steps[i].p50_ms / step.p50_ms:.2f}x / {r.steps[i].p99_ms / step.p99_ms:.2f}x"
+            for _, r in servers[1:]
+        ]
+        print(f"| {step.offered:.0f} | " + " | ".join(cells) + " |")
     top = max(args.rates)
     caps = {name: capacity(r.steps) for name, r in servers}
     shown = ", ".join(
@@ -509,22 +661,25 @@ def report(servers: list[tuple[str, Result]], args: argparse.Namespace) -> None:
         f"\nsustained capacity (p99 ack < {P99_LIMIT_MS:.0f} ms, no failure, inbox growth"
         f" < {GROWTH_LIMIT:.0%} of the step): {shown}"
     )
-    bare_cap = caps[servers[0][0]]
-    bound = " (bare at the top rate: a lower bound on bare)" if bare_cap == top else ""
-    for name, _r in servers[1:]:
-        if bare_cap:
-            print(f"ratio {name}/bare (sustained capacity): {caps[name] / bare_cap:.2f}{bound}")
 
     print(
         f"\nserver CPU per delivery at {args.cpu_rate:.0f}/s for {args.cpu_seconds:.0f} s"
-        " (an intake's until its inbox is empty; PostgreSQL's own processes included):"
+        " (an intake's until its inbox is empty; PostgreSQL's own processes included);"
+        f" {WANTED_EVENT}: a handler wants it (intake and worker), {UNWANTED_EVENT}: none"
+        " does (the intake alone):"
     )
-    print("| server | user | system | total |\n|---|---|---|---|")
+    print(
+        f"| server | {WANTED_EVENT}: user | system | total | x floor | log lines"
+        f" | {UNWANTED_EVENT}: total | x floor |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for name, r in servers:
-        c = r.cpu
-        print(f"| {name} | {c.user_us:.0f} µs | {c.system_us:.0f} µs | {c.total_us:.0f} µs |")
-    for name, r in servers[1:]:
-        print(f"ratio bare/{name} (CPU per delivery): {bare.cpu.total_us / r.cpu.total_us:.2f}")
+        c, alone = r.cpu, r.cpu_intake
+        print(
+            f"| {name} | {c.user_us:.0f} µs | {c.system_us:.0f} µs | {c.total_us:.0f} µs"
+            f" | {c.total_us / floor.cpu.total_us:.2f} | {r.log_lines:.2f}"
+            f" | {alone.total_us:.0f} µs | {alone.total_us / floor.cpu_intake.total_us:.2f} |"
+        )
 
 
 if __name__ == "__main__":
@@ -533,7 +688,7 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rates", type=float, nargs="+", default=[100, 200, 400, 800, 1600, 3200])
+    parser.add_argument("--rates", type=float, nargs="+", default=[100, 200, 400, 800, 1200])
     parser.add_argument("--step-seconds", type=float, default=3.0)
     parser.add_argument("--drain-seconds", type=float, default=5.0)
     parser.add_argument("--subjects", type=int, default=1)
@@ -548,7 +703,14 @@ if __name__ == "__main__":
     parser.add_argument(
         "--workers", type=int, help="the intake's inbox workers (default: the service's)"
     )
-    parser.add_argument("--serve", choices=("bare", "intake"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bare", action="store_true", help="also an aiohttp handler that checks and keeps nothing"
+    )
+    parser.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="the intake's log lines"
+    )
+    parser.add_argument("--log-level", default="INFO", help="the intake's log level")
+    parser.add_argument("--serve", choices=("floor", "bare", "intake"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     parsed = parser.parse_args()

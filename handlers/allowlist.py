@@ -9,13 +9,13 @@ audits the wheel of the default branch's head itself (once per commit).
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from gidgethub import routing, sansio
 
 from bot.allowlist import intake
-from bot.buildkite.pipelines import repository_of
+from bot.pins.text import BRANCH_PREFIX
+from bot.service.build_scope import build_event, on_default_branch, scope_of
 from bot.service.dispatch import handler_id
 from bot.service.payload import field
 from bot.service.scope import repo_scope
@@ -25,29 +25,21 @@ from bot.service.sources import BUILD_FINISHED, RECONCILE_EVENT
 log = logging.getLogger(__name__)
 router = routing.Router()
 
-_BUILD_URL = re.compile(
-    r"/organizations/(?P<org>[^/]+)/pipelines/(?P<pipeline>[^/]+)/builds/(?P<number>\d+)$"
-)
-
 
 @router.register(BUILD_FINISHED)
 @handler_id("allowlist.build-finished")
 async def on_build_finished(event: sansio.Event, services: Services) -> None:
-    url = _BUILD_URL.search(field(event.data, "build.url"))
-    branch = field(event.data, "build.branch")
-    repository = repository_of(field(event.data, "pipeline.repository"))
-    repo = services.served(repository) if repository is not None else None
-    if services.buildkite is None or url is None or repo is None:
+    build = build_event(services, event.data)
+    if build is None:
         return
-    scope = await repo_scope(services, repo)
-    where = scope.config.buildkite if scope is not None else None
-    if scope is None or scope.config.allowlist is None or where is None:
+    # Decided before the config is taken: most builds are PRs' (GitHub is asked nothing).
+    if not build.branch.startswith(BRANCH_PREFIX) and not await on_default_branch(services, build):
         return
-    if url.group("org") != where.organization or url.group("pipeline") not in where.pipelines:
+    found = await scope_of(services, build)
+    if found is None or found.scope.config.allowlist is None:
         return
-    number = int(url.group("number"))
-    outcome = await intake.from_build(scope, url.group("pipeline"), number, branch)
-    log.info("%s: build #%d: %s", repo.full_name, number, outcome)
+    outcome = await intake.from_build(found.scope, found.pipeline, found.number, found.branch)
+    log.info("%s: build #%d: %s", found.scope.repo.full_name, found.number, outcome)
 
 
 @router.register(RECONCILE_EVENT)

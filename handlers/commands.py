@@ -1,5 +1,11 @@
 """Comment commands (`@bot help`, `retry-flaky`, `bump`, `recreate`, `pause`, `resume`)
-and the outcomes of jobs `retry-flaky` retried."""
+and the outcomes of jobs `retry-flaky` retried.
+
+A retried job's ``job.finished`` only records its outcome (from the payload and the
+store: no GitHub request) and hands the PR's sticky comment to a follow-up delivery
+under the PR's subject, the command's: one writer of that comment at a time, on any
+replica.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,10 @@ from gidgethub import routing, sansio
 
 from bot.commands import flow as commands_flow
 from bot.commands.flow import Comment
-from bot.github.changes import Repo
 from bot.retry import outcomes as retry_outcomes
+from bot.retry.sticky import write_sticky
 from bot.service.dispatch import handler_id
+from bot.service.followups import RETRY_OUTCOMES_EVENT, pr_delivery
 from bot.service.payload import field, optional
 from bot.service.scope import repo_scope
 from bot.service.services import Services
@@ -43,7 +50,22 @@ async def on_job_finished(event: sansio.Event, services: Services) -> None:
     state = optional(event.data, "job.state")
     found = await retry_outcomes.record_outcome(services.store, job_id, state)
     if found is None:
-        return  # not a job the bot retried (or its outcome is known already)
-    repo, pr = Repo.parse(found[0]), found[1]
+        return  # not a job the bot retried, or not finished in a way that says anything
+    repository, pr = found
+    # One follow-up per retried job: a rerun or a redelivery submits nothing new.
+    delivery_id = f"{RETRY_OUTCOMES_EVENT}/{job_id}"
+    await services.followups.submit(
+        pr_delivery(delivery_id, RETRY_OUTCOMES_EVENT, repository, pr, services.clock())
+    )
+
+
+@router.register(RETRY_OUTCOMES_EVENT)
+@handler_id("retry.outcomes")
+async def on_retry_outcomes(event: sansio.Event, services: Services) -> None:
+    repo = services.served(field(event.data, "repository.full_name"))
+    pr = field(event.data, "pull_request.number", int)
+    doc = await retry_outcomes.with_outcomes(services.store, repo, pr) if repo else None
+    if repo is None or doc is None:
+        return  # no longer served, or no retry-flaky comment on the PR (a landing's retry)
     gh = await services.github.repo_client(repo.full_name)
-    await retry_outcomes.refresh_outcomes(gh, services.store, repo, pr)
+    await write_sticky(gh, services.store, repo, pr, doc)

@@ -1,4 +1,5 @@
-"""The dashboard issue, refreshed on each reconcile tick (and edited only when it changed)."""
+"""The dashboard issue, compared with its live body on each reconcile tick and edited only
+when it differs (a change, or an edit by hand)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
         data = await collect(services.store, repo.full_name, config, now=services.clock())
         body = render(data, handle=handle)
         outcome = await upsert_dashboard(
-            gh, services.store, repo, body, bot_login=services.settings.bot_login
+            gh,
+            services.store,
+            repo,
+            body,
+            bot_login=services.settings.bot_login,
+            adopt=services.settings.adopt_dashboard,
+            now=services.clock(),
         )
     log.info("%s: dashboard %s", repo.full_name, outcome)

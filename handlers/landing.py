@@ -4,14 +4,18 @@ Four things move a landing along: an approving review, a new head on the PR
 (voids the approval), a commit status, a check run or a finished Buildkite build of the
 head (may make it mergeable, or need a retry), and the merge itself (starts
 the pin's cooldown). A reconcile tick looks again at landings waiting for the full CI.
-Each handler only filters and calls into ``bot.landing``.
+Each handler only filters and calls into ``bot.landing``. A landing's comments and
+state have one writer at a time across replicas: what a status, a check run, a finished
+build or a tick brings (each of its own subject) is handed to a follow-up delivery under
+the PR's subject (``bot.service.followups``), the one its reviews and pushes run under.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gidgethub import routing, sansio
 
@@ -25,6 +29,7 @@ from bot.landing import tick, withdraw
 from bot.landing.rules import CHECK_CONCLUSIONS_OK
 from bot.landing.state import Approval
 from bot.service.dispatch import handler_id
+from bot.service.followups import LANDING_EVENT, pr_delivery
 from bot.service.payload import Payload, each, field, optional, user_login
 from bot.service.scope import RepoScope, repo_scope
 from bot.service.services import Services
@@ -146,7 +151,7 @@ async def on_status(event: sansio.Event, services: Services) -> None:
     names = each(event.data, "branches", "name")
     if state != SUCCESS:
         return  # only a success can make a head mergeable
-    await _advance_heads(services, full_name, names, sha, "status")
+    await _advance_heads(services, event.delivery_id, full_name, names, sha, "status")
 
 
 @router.register("check_run", action="completed")
@@ -158,11 +163,16 @@ async def on_check_run(event: sansio.Event, services: Services) -> None:
     branch = optional(event.data, "check_run.check_suite.head_branch")
     if conclusion not in CHECK_CONCLUSIONS_OK or branch is None:
         return  # a failed check only keeps the head waiting; nothing to do now
-    await _advance_heads(services, full_name, [branch], sha, "check run")
+    await _advance_heads(services, event.delivery_id, full_name, [branch], sha, "check run")
 
 
 async def _advance_heads(
-    services: Services, full_name: str, branches: Sequence[str], sha: str, what: str
+    services: Services,
+    delivery_id: str,
+    full_name: str,
+    branches: Sequence[str],
+    sha: str,
+    what: str,
 ) -> None:
     """A check of ``sha`` passed: advance the open bump PRs whose head it is."""
     repo = services.served(full_name)
@@ -175,9 +185,23 @@ async def _advance_heads(
     for branch in bumps:
         pull = await landing_state.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
         if pull is not None and pull["head"]["sha"] == sha:
-            number = int(pull["number"])
-            outcome = await landing.advance(ctx, number)
-            log.info("%s#%d: %s: %s", repo.full_name, number, what, outcome)
+            await _hand_over(services, delivery_id, repo, int(pull["number"]), {"why": what})
+
+
+async def _hand_over(
+    services: Services, delivery_id: str, repo: Repo, number: int, extra: Mapping[str, Any]
+) -> None:
+    """The landing of PR ``number`` moved along under the PR's subject (see above); one
+    follow-up per parent delivery and PR, so a rerun of the parent adds none."""
+    follow_up = pr_delivery(
+        f"{delivery_id}/landing/{repo.full_name.lower()}#{number}",
+        LANDING_EVENT,
+        repo.full_name,
+        number,
+        services.clock(),
+        extra,
+    )
+    await services.followups.submit(follow_up)
 
 
 @router.register(BUILD_FINISHED)
@@ -192,16 +216,19 @@ async def on_build_finished(event: sansio.Event, services: Services) -> None:
     repo = services.served(repository) if repository is not None else None
     if repo is None:
         return
-    ctx = await _context(services, repo)
+    # A build event says nothing of main's head: the config read at it lately will do.
+    ctx = await repo_scope(services, repo, recent=True)
     if (
         ctx is None
+        or ctx.config.landing is None
         or ctx.config.buildkite is None
         or pipeline not in ctx.config.buildkite.pipelines
     ):
         return
-    acted = await landing.on_bump_build(ctx, branch, pipeline, build_number)
-    if acted is not None:
-        log.info("%s#%d: build #%d: %s", repo.full_name, acted[0], build_number, acted[1])
+    pull = await landing_state.open_bump_pull(ctx.gh, repo, branch, ctx.bot_login)
+    if pull is not None:
+        built = {"why": f"build #{build_number}", "pipeline": pipeline, "build": build_number}
+        await _hand_over(services, event.delivery_id, repo, int(pull["number"]), built)
 
 
 @router.register(RECONCILE_EVENT)
@@ -210,10 +237,30 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     repo = services.served(field(event.data, "repository.full_name"))
     if repo is None:
         return
-    # Most ticks find no landing waiting: settle that from the store, before any config read.
-    numbers = await tick.waiting(services.store, repo)
-    ctx = await _context(services, repo) if numbers else None
+    # Most ticks find no landing waiting: settled from the store, with no config read.
+    for number in await tick.waiting(services.store, repo):
+        await _hand_over(services, event.delivery_id, repo, number, {"why": "reconcile"})
+
+
+@router.register(LANDING_EVENT)
+@handler_id("landing.follow-up")
+async def on_follow_up(event: sansio.Event, services: Services) -> None:
+    """What ``_hand_over`` handed over, under the PR's subject: a finished build of the
+    PR acted on, or the landing advanced."""
+    repo = services.served(field(event.data, "repository.full_name"))
+    number = field(event.data, "pull_request.number", int)
+    why = field(event.data, "why")
+    pipeline = optional(event.data, "pipeline")
+    build_number = optional(event.data, "build", int)
+    if repo is None:
+        return
+    if await services.store.get_state(Kind.LANDING, landing_state.state_key(repo, number)) is None:
+        return  # never approved: settled from the store, before any config read
+    ctx = await _context(services, repo)
     if ctx is None:
         return
-    for number, outcome in await tick.advance_waiting(ctx, numbers):
-        log.info("%s#%d: reconcile: %s", repo.full_name, number, outcome)
+    if pipeline is not None and build_number is not None:
+        outcome = await landing.on_bump_build(ctx, number, pipeline, build_number)
+    else:
+        outcome = await landing.advance(ctx, number)
+    log.info("%s#%d: %s: %s", repo.full_name, number, why, outcome)

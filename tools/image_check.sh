@@ -156,8 +156,8 @@ except urllib.error.HTTPError as e:
 PY
 }
 
-# GitHub's side of /readyz, on loopback: which installation covers a repository, asked with
-# the App's JWT (the only GitHub request readiness makes); anything else is a 404.
+# A GitHub stand-in on loopback, so that nothing the image does reaches out: which
+# installation covers a repository, asked with the App's JWT; anything else is a 404.
 start_github() {
   GITHUB_PORT=$(free_port)
   python3 - "$GITHUB_PORT" "$WORK/github.log" <<'PY' &
@@ -234,8 +234,6 @@ check_run() {
     sleep 0.5
   done
   [ -n "$done" ] || { podman exec "$NAME" followup-bot deliveries list >&2 || true; fail "$label: the webhook was not handled (no ping delivery done in the inbox)"; }
-  grep -q "GET /repos/followup-bot/image-check/installation jwt" "$WORK/github.log" ||
-    fail "$label: /readyz answered without asking GitHub with the App's JWT"
   podman healthcheck run "$NAME" >/dev/null 2>&1 || fail "$label: the image's HEALTHCHECK failed"
   log "$label: uid 10001, /healthz 200, /readyz 200, signed webhook 202 and handled"
   podman rm -f "$NAME" >/dev/null 2>&1
@@ -248,7 +246,7 @@ start_postgres() {
   pgport=$(free_port)
   mkdir -p "$WORK/pg"
   local as=()
-  if [ "$(id -u)" = 0 ]; then chown postgres "$WORK/pg"; chmod 755 "$WORK"; as=(runuser -u postgres --); fi
+  if [ "$(id -u)" = 0 ]; then chown postgres "$WORK/pg"; chmod 755 "$WORK"; as=(runuser -u postgres -- env -C /); fi
   "${as[@]}" "$bindir/initdb" -D "$WORK/pg/data" -U followup -A trust -E UTF8 --no-sync >/dev/null
   "${as[@]}" "$bindir/pg_ctl" -D "$WORK/pg/data" -w -l "$WORK/pg/log" \
     -o "-p $pgport -k $WORK/pg -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null

@@ -15,7 +15,7 @@ from bot.allowlist.on_bump import follow_up_bump
 from bot.allowlist.stale_pr import follow_up_main
 from bot.buildkite.wheels import fetch_wheel, wheel_url
 from bot.dashboard.flow import record_allowlist_evidence
-from bot.github.default_branch import default_branch_head
+from bot.github.default_branch import default_branch_head, default_branch_name
 from bot.pins import text as bump_text
 from bot.service.errors import PermanentError
 from bot.service.scope import RepoScope
@@ -44,8 +44,9 @@ async def from_build(scope: RepoScope, pipeline: str, number: int, branch: str) 
     allowlist, organization = scope.allowlist, _organization(scope)
     pin = scope.config.pin(branch.removeprefix(bump_text.BRANCH_PREFIX))
     is_bump = branch.startswith(bump_text.BRANCH_PREFIX) and pin is not None
-    default = await default_branch_head(scope.gh, scope.store, scope.repo)
-    if not is_bump and branch != default.name:
+    # The remembered name, and main's head only once there is evidence to weigh: a
+    # build without the audit job asks GitHub nothing.
+    if not is_bump and branch != await default_branch_name(scope.gh, scope.store, scope.repo):
         return NOT_OURS
     run = await audit_run_from_build(
         scope.buildkite,
@@ -60,6 +61,7 @@ async def from_build(scope: RepoScope, pipeline: str, number: int, branch: str) 
     if pin is not None and is_bump:
         outcome = await follow_up_bump(scope, pin, run)
     else:
+        default = await default_branch_head(scope.gh, scope.store, scope.repo)
         outcome = await follow_up_main(scope, run, default)
     evidence = dict.fromkeys(run.evidence.stale, "stale")
     await record_allowlist_evidence(

@@ -1,8 +1,15 @@
 """``followup-bot serve``: the settings read once from the environment (every problem
-reported at once), then the webhook service."""
+reported at once), then the webhook service.
+
+Everything it writes once the settings are read goes through logging, so that in the
+JSON format every line of its output is a JSON object: aiohttp's "Running on" banner
+becomes one record, written whatever the level (it is the line that says the service
+is up, and scripts wait for it), and the access log is ``bot.service.access_log``'s.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -15,11 +22,14 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
 
+log = logging.getLogger(__name__)
+
 
 def serve() -> int:
     from aiohttp import web
 
     from bot.service import log_context
+    from bot.service.access_log import AccessLogger
     from bot.service.app import create_app
     from bot.store.access import StoreUnavailable
 
@@ -30,11 +40,28 @@ def serve() -> int:
     create_default_database_folder(settings.database)
     log_context.configure(settings.log_level, settings.log_format)
     try:
-        web.run_app(create_app(settings), host=settings.host, port=settings.port)
+        web.run_app(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            access_log_class=AccessLogger,
+            print=say_running,
+        )
     except StoreUnavailable as exc:  # above all: another serve holds this database
-        print(REFUSING_TO_START.format(reason=exc), file=sys.stderr)
+        refusal = REFUSING_TO_START.format(reason=exc)
+        if settings.log_format == log_context.FORMAT_JSON:
+            log.critical(refusal)
+        else:
+            print(refusal, file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+def say_running(banner: str) -> None:
+    """aiohttp's banner once it listens, as one record: its first line without the
+    rulers ("Running on http://host:port"), written whatever the level."""
+    line = banner.strip().splitlines()[0].strip("= ") if banner.strip() else banner
+    log.handle(log.makeRecord(log.name, logging.INFO, __file__, 0, line, (), None))
 
 
 def create_default_database_folder(database: str) -> None:

@@ -4,12 +4,22 @@ Every handler of a delivery asks for the config; the first read is shared by the
 others (``bot.service.delivery_memo``). Across deliveries it is kept by the default
 branch's head commit: while main has not moved, the config has not changed, and the
 default branch's head (which the bump flow reads anyway) is all that is asked.
+
+Buildkite's events come by the hundred per build and say nothing of main's head, so
+they take the config last read at a head (``recent_config``) without asking GitHub
+anything, for at most ``RECENT_MAX_AGE`` seconds. Every read at a head renews it: each
+reconcile tick, and the sync each push to the default branch hands on (a push that
+touches the config included). That one-entry memory is per process, in the services'
+bounded cache; a replica that saw neither the push nor a tick reads the head again once
+its entry is older than ``RECENT_MAX_AGE``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import MutableMapping
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from gidgethub.abc import GitHubAPI
@@ -29,6 +39,20 @@ log = logging.getLogger(__name__)
 
 MEMO_KIND = "config"
 CACHE_KIND = "config-at"
+RECENT_KIND = "config-recent"
+# How long a config read at main's head serves Buildkite's events without a new look at
+# the head: the reconcile interval's default, so a replica that handles no tick and no
+# push is never further behind than one that handles them all would be.
+RECENT_MAX_AGE = 300.0
+
+
+@dataclass(frozen=True)
+class Recent:
+    """The config last read at a head of the default branch, and when."""
+
+    sha: str
+    config: RepoConfig | None
+    read_at: float
 
 
 async def load_config(
@@ -38,13 +62,34 @@ async def load_config(
     repo: Repo,
     *,
     cache: MutableMapping[Any, Any],
+    clock: Callable[[], float] = time.monotonic,
 ) -> RepoConfig | None:
     """The repo's config from its default branch; None (and a record) when absent or broken.
 
     ``cache``: the services' short-lived cache, where a config is kept by main's head.
+    ``clock``: the process's own (how old ``recent_config``'s entry is, not a date).
     """
     return await memoized(
-        (MEMO_KIND, repo.full_name), lambda: _load_at_head(gh, store, blocking, repo, cache)
+        (MEMO_KIND, repo.full_name), lambda: _load_at_head(gh, store, blocking, repo, cache, clock)
+    )
+
+
+async def recent_config(
+    gh: GitHubAPI,
+    store: Store,
+    blocking: BlockingRunner,
+    repo: Repo,
+    *,
+    cache: MutableMapping[Any, Any],
+    clock: Callable[[], float] = time.monotonic,
+) -> RepoConfig | None:
+    """The config last read at main's head when that was under ``RECENT_MAX_AGE`` seconds
+    ago (no request at all); else ``load_config``'s answer."""
+    found = cache.get((RECENT_KIND, repo.full_name))
+    if isinstance(found, Recent) and 0.0 <= clock() - found.read_at < RECENT_MAX_AGE:
+        return found.config
+    return await memoized(
+        (MEMO_KIND, repo.full_name), lambda: _load_at_head(gh, store, blocking, repo, cache, clock)
     )
 
 
@@ -54,12 +99,14 @@ async def _load_at_head(
     blocking: BlockingRunner,
     repo: Repo,
     cache: MutableMapping[Any, Any],
+    clock: Callable[[], float],
 ) -> RepoConfig | None:
     head = await default_branch_head(gh, store, repo)
     key = (CACHE_KIND, repo.full_name, head.sha)
     if key not in cache:
         cache[key] = await _load(gh, store, blocking, repo, head.sha)
     found: RepoConfig | None = cache[key]
+    cache[(RECENT_KIND, repo.full_name)] = Recent(head.sha, found, clock())
     return found
 
 

@@ -2,8 +2,8 @@
 
 ``collect`` reads everything from the store (no GitHub calls, so a reconcile
 tick can render it for free), ``render`` (in ``dashboard_text``) makes the
-markdown, and ``upsert_dashboard`` writes it: no request at all when the body
-is the one last written.
+markdown, and ``upsert_dashboard`` (in ``bot.dashboard.issue``) writes it: no
+write at all when the issue already shows it.
 
 Store documents the dashboard reads that other flows write:
 
@@ -15,28 +15,17 @@ Store documents the dashboard reads that other flows write:
 * ``dashboard-allowlist`` per repo (written by ``record_allowlist_evidence``):
   ``{pattern: {"evidence": "stale" | "unstable" | "not on this platform",
   "date": "YYYY-MM-DD" (UTC), "owner": pin name or None}}``.
-
-A dashboard closed by a human stays closed: its body is still kept current
-(an edit notifies nobody), it is never reopened and never replaced by a second
-issue; reopening it brings it back to the issue list. (Renovate recreates its
-Dependency Dashboard instead, which fights the human who closed it.)
-Callers serialise ``upsert_dashboard`` per repository, like every other flow.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
-import hashlib
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import gidgethub
-from gidgethub.abc import GitHubAPI
-
 from bot.allowlist.follow_up import owned
 from bot.config.models import PinConfig, RepoConfig
+from bot.dashboard.issue import Upsert, upsert_dashboard
 from bot.dashboard.red_text import MainSection, red_rows
 from bot.dashboard.routing_text import MigrationRow, RoutingSection
 from bot.dashboard.text import (
@@ -52,8 +41,6 @@ from bot.dashboard.text import (
     render,
     utc_day,
 )
-from bot.github.changes import Repo
-from bot.github.issues import find_issue
 from bot.images.model import ImageCheck
 from bot.pins.state import Outcome, PinState
 from bot.store.kinds import Kind, migration_key
@@ -74,10 +61,7 @@ __all__ = [
     "upsert_dashboard",
 ]
 
-log = logging.getLogger(__name__)
-
 DAY = 86400.0
-GONE = (404, 410)  # the remembered issue was deleted or transferred away
 
 # What the bump flow's last outcome says about its PR, when no `pr_state` was recorded.
 PR_STATE_FROM_OUTCOME = {
@@ -88,15 +72,6 @@ PR_STATE_FROM_OUTCOME = {
     Outcome.CLOSED.value: "closed, pin current",
     Outcome.SKIPPED.value: "closed by a human",
 }
-LOG_CREATED = "%s: dashboard issue #%d created"
-LOG_UPDATED = "%s: dashboard issue #%d updated"
-LOG_GONE = "%s: dashboard issue #%d is gone (%d); looking for another"
-
-
-class Upsert(enum.StrEnum):
-    CREATED = "created"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
 
 
 # --- what other flows record ------------------------------------------------------
@@ -315,69 +290,3 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-# --- upsert -----------------------------------------------------------------------
-
-
-async def upsert_dashboard(
-    gh: GitHubAPI, store: Store, repo: Repo, body: str, *, bot_login: str
-) -> Upsert:
-    """Create the repo's dashboard issue, or edit it only when ``body`` changed."""
-    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    known = await store.get_state(Kind.DASHBOARD, repo.full_name)
-    if known is not None:
-        number = int(known["issue"])
-        if known.get("hash") == digest:
-            return Upsert.UNCHANGED
-        try:
-            await _edit(gh, repo, number, body)
-        except gidgethub.BadRequest as exc:
-            if int(exc.status_code) not in GONE:
-                raise
-            log.warning(LOG_GONE, repo.full_name, number, int(exc.status_code))
-        else:
-            await _remember(store, repo, number, digest)
-            log.info(LOG_UPDATED, repo.full_name, number)
-            return Upsert.UPDATED
-    found = await _find(gh, repo, bot_login)
-    if found is None:
-        created = await gh.post(
-            "/repos/{owner}/{repo}/issues",
-            url_vars=repo.vars(),
-            data={"title": DASHBOARD_TITLE, "body": body},
-        )
-        number = int(created["number"])
-        await _remember(store, repo, number, digest)
-        log.info(LOG_CREATED, repo.full_name, number)
-        return Upsert.CREATED
-    number = int(found["number"])
-    outcome = Upsert.UNCHANGED
-    if found.get("body") != body:
-        await _edit(gh, repo, number, body)
-        outcome = Upsert.UPDATED
-        log.info(LOG_UPDATED, repo.full_name, number)
-    await _remember(store, repo, number, digest)
-    return outcome
-
-
-async def _edit(gh: GitHubAPI, repo: Repo, number: int, body: str) -> None:
-    # Only the body: the state is left alone, so a dashboard a human closed stays closed.
-    await gh.patch(
-        "/repos/{owner}/{repo}/issues/{number}",
-        url_vars=repo.vars(number=str(number)),
-        data={"body": body},
-    )
-
-
-async def _remember(store: Store, repo: Repo, number: int, digest: str) -> None:
-    await store.put_state(Kind.DASHBOARD, repo.full_name, {"issue": number, "hash": digest})
-
-
-async def _find(gh: GitHubAPI, repo: Repo, bot_login: str) -> dict[str, Any] | None:
-    """The bot's dashboard issue, open or closed (the oldest if a crash left two).
-
-    Only when the store lost it: closed ones count too, so losing the store never
-    turns a human's "close" into a second dashboard.
-    """
-    return await find_issue(gh, repo, MARKER, bot_login=bot_login)

@@ -26,8 +26,9 @@ SHORT_SHA = 7
 
 INTRO = (
     "What followup-bot knows about this repository's pins, allowlist entries and "
-    "retries. The bot edits this issue when something changes; edits by hand are "
-    "overwritten. Comment `@{handle} help` on a bump PR for the commands."
+    "retries. The bot compares this issue with what it knows on every reconcile tick "
+    "and rewrites it when they differ, so an edit by hand is undone at the next tick. "
+    "Comment `@{handle} help` on a bump PR for the commands."
 )
 HEADING_CONFIG_ERRORS = "## Configuration errors"
 CONFIG_ERRORS_NOTE = "The bot changes nothing in this repository until these are fixed:"

@@ -41,3 +41,21 @@ FIX_BUILDKITE_WEBHOOK = (
     "webhook notification service"
 )
 FIX_TIMED_OUT = "check that {service} answers from here (FOLLOWUP_BOT_HTTP_TIMEOUT: {seconds:g} s)"
+FIX_DATABASE_UNREACHABLE = (
+    "check FOLLOWUP_BOT_DATABASE (a SQLite file's path, or the postgresql:// URL: host, "
+    "port, user, password, database) and that the database accepts connections from here"
+)
+FIX_DATABASE_SCHEMA = "run followup-bot migrate with the same FOLLOWUP_BOT_DATABASE"
+FIX_FOREIGN_DASHBOARD = (
+    "if this deployment replaces that one (a move to a new database), set {setting}={value} "
+    "and restart it; otherwise it is a second deployment by mistake: stop it, or point "
+    "FOLLOWUP_BOT_DATABASE at that deployment's database"
+)
+FIX_REGISTRY_UNREACHABLE = (
+    "check images.registry_url in {repo}'s .github/followup-bot.yml and that the registry "
+    "answers from here"
+)
+FIX_REGISTRY_CREDENTIALS = (
+    "set FOLLOWUP_BOT_REGISTRY_USERNAME and FOLLOWUP_BOT_REGISTRY_PASSWORD to credentials "
+    "the registry accepts for pulling"
+)

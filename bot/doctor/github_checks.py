@@ -20,6 +20,7 @@ from bot.config.errors import ConfigError
 from bot.config.models import PinConfig, RepoConfig
 from bot.config.parse import CONFIG_PATH, parse_repo_config_bytes
 from bot.doctor import fixes
+from bot.doctor.registry_check import RegistryAccess, check_registry
 from bot.doctor.requirements import missing_events, missing_permissions
 from bot.doctor.result import CheckResult, failed, ok, skipped
 from bot.edit.cmake_pin import PinError, read_pin
@@ -68,6 +69,7 @@ class GitHubSide:
     private_key: str
     jwt_api: gidgethub.aiohttp.GitHubAPI
     app: GitHubApp
+    registry: RegistryAccess | None = None  # asked where a config names images.registry_url
 
     def jwt(self) -> str:
         return make_app_jwt(self.app_id, self.private_key, time.time())
@@ -184,6 +186,9 @@ async def check_repository(side: GitHubSide, full_name: str) -> list[CheckResult
             *(check_pin(side, gh, full_name, pin) for pin in config.pins)
         )
         results.extend(result for pair in pin_results for result in pair)
+        if config.images.registry_url is not None and side.registry is not None:
+            url = str(config.images.registry_url)
+            results.append(await check_registry(side.registry, full_name, url))
     return results
 
 

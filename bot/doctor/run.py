@@ -1,7 +1,7 @@
 """Running every doctor check: one session, independent checks at once, each bounded in time.
 
 The key check goes first: without a JWT GitHub accepts, the repository checks would
-only repeat its failure. Buildkite is asked meanwhile.
+only repeat its failure. Buildkite and the database are asked meanwhile.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import gidgethub.aiohttp
 
 from bot.doctor import fixes, github_checks
 from bot.doctor.buildkite_check import CHECK_TOKEN, check_token, check_webhook
+from bot.doctor.database_check import check_database
 from bot.doctor.github_checks import GitHubSide
+from bot.doctor.registry_check import RegistryAccess
 from bot.doctor.result import FAIL, CheckResult, failed, ok
 from bot.github.client import USER_AGENT, GitHubApp
 from bot.service.settings import Settings
@@ -22,7 +24,7 @@ from bot.service.settings import Settings
 CHECK_WEBHOOK_SECRET = "webhook secret"
 DETAIL_SECRET = "set ({length} characters)"
 DETAIL_TIMED_OUT = "no answer within {seconds:g} s"
-# A repository's checks are several requests in a row (installation, config, pins):
+# A repository's checks are several requests in a row (installation, config, pins, registry):
 # each is bounded by the HTTP timeout, the whole by this many of them.
 REQUESTS_PER_REPOSITORY = 4
 
@@ -46,6 +48,9 @@ async def run_checks(settings: Settings) -> list[CheckResult]:
                 # A diagnosis should say at once what fails, not wait through backoffs.
                 max_retries=0,
             ),
+            registry=RegistryAccess(
+                session, settings.registry_username, settings.registry_password
+            ),
         )
         buildkite = asyncio.create_task(
             _bounded(
@@ -54,14 +59,17 @@ async def run_checks(settings: Settings) -> list[CheckResult]:
                 lambda: [_timed_out(CHECK_TOKEN, "Buildkite", settings.http_timeout)],
             )
         )
+        database = asyncio.create_task(check_database(settings, settings.repositories))
         app_results, app = await _app(side, settings)
         repositories = await asyncio.gather(
             *(_repository(side, name, app is not None, settings) for name in settings.repositories)
         )
         token = await buildkite
+        stored = await database
     secret = ok(CHECK_WEBHOOK_SECRET, DETAIL_SECRET.format(length=len(settings.webhook_secret)))
     return [
         secret,
+        *stored,
         *app_results,
         *(result for results in repositories for result in results),
         *token,

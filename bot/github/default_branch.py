@@ -30,8 +30,8 @@ def forget_head(repo: Repo) -> None:
 
 
 async def _read_head(gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool) -> BranchHead:
-    known = None if refresh else await store.get_state(Kind.REPO, repo.full_name)
-    if known is not None:
+    known = await store.get_state(Kind.REPO, repo.full_name)
+    if known is not None and not refresh:
         try:
             return await changes.branch_head(gh, repo, str(known["default_branch"]))
         except gidgethub.BadRequest as exc:
@@ -39,7 +39,8 @@ async def _read_head(gh: GitHubAPI, store: Store, repo: Repo, *, refresh: bool) 
                 raise
             # The default branch was renamed since: learn the new name below.
     branch = await changes.default_branch(gh, repo)
-    await store.put_state(Kind.REPO, repo.full_name, {"default_branch": branch})
+    if known is None or known.get("default_branch") != branch:  # an idle tick writes nothing
+        await store.put_state(Kind.REPO, repo.full_name, {"default_branch": branch})
     return await changes.branch_head(gh, repo, branch)
 
 

@@ -45,7 +45,6 @@ from bot.landing.state import (
     LandingOutcome,
     LandingState,
     load_state,
-    open_bump_pull,
     pr_lock,
     read_pull,
     record_landed,
@@ -192,19 +191,15 @@ async def _lost_a_race(
     return Landing(LandingOutcome.MERGE_RACES_LOST, head[:7])
 
 
-async def on_bump_build(
-    ctx: RepoScope, branch: str, pipeline: str, number: int
-) -> tuple[int, Landing] | None:
-    """A build of a bump branch finished in a configured pipeline: act on it for that
-    branch's open bump PR; (the PR's number, what was done), or None without one."""
+async def on_bump_build(ctx: RepoScope, number: int, pipeline: str, build_number: int) -> Landing:
+    """Build ``build_number`` of the bump PR ``number`` finished in ``pipeline``: act on it.
+    Run under the PR's subject (``handlers.landing`` hands it over)."""
     where = ctx.config.buildkite
-    pull = await open_bump_pull(ctx.gh, ctx.repo, branch, ctx.bot_login)
-    if where is None or pull is None:
-        return None
+    if where is None or pipeline not in where.pipelines:
+        return Landing(LandingOutcome.NOTHING_TO_DO, f"pipeline {pipeline} not configured")
     # The webhook's build has no jobs; the flow needs them, so read the build itself.
-    build = await ctx.buildkite.build(where.organization, pipeline, number)
-    found = FoundBuild(where.organization, pipeline, build)
-    return int(pull["number"]), await on_build_finished(ctx, int(pull["number"]), found)
+    build = await ctx.buildkite.build(where.organization, pipeline, build_number)
+    return await on_build_finished(ctx, number, FoundBuild(where.organization, pipeline, build))
 
 
 async def on_build_finished(ctx: RepoScope, number: int, found: FoundBuild) -> Landing:

@@ -2,16 +2,14 @@
 
 Once CI is done nothing else happens on a PR whose full build never started: no status,
 no build webhook. So each reconcile tick advances the landings that wait for a full build
-(``LandingState.awaiting_full_build`` at the approved head): the note that none started is
-said on time, and a webhook that went missing is made up for.
+(``LandingState.awaiting_full_build`` at the approved head), each in a follow-up under
+the PR's subject (``handlers.landing``): the note that none started is said on time, and a
+webhook that went missing is made up for.
 """
 
 from __future__ import annotations
 
 from bot.github.changes import Repo
-from bot.landing.flow import advance
-from bot.landing.state import Landing
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pr_key
 from bot.store.protocol import Store
 
@@ -31,8 +29,3 @@ async def waiting(store: Store, repo: Repo) -> list[int]:
         ):
             numbers.append(int(number))
     return numbers
-
-
-async def advance_waiting(ctx: RepoScope, numbers: list[int]) -> list[tuple[int, Landing]]:
-    """Advance each waiting landing: what each did, for the log."""
-    return [(number, await advance(ctx, number)) for number in numbers]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
@@ -123,7 +124,9 @@ async def sync_repo(
 async def sync_pin(ctx: BumpScope, pin: PinConfig) -> PinResult:
     key = pin_key(ctx.repo.full_name, pin.name)
     async with ctx.locks.hold(key):
-        state = PinState.load(await ctx.store.get_state(Kind.BUMP, key))
+        found = await ctx.store.get_state(Kind.BUMP, key)
+        state = PinState.load(found)
+        before = _unstamped(state.dump())
         try:
             result = await _sync_pin_locked(ctx, pin, state)
         finally:
@@ -138,9 +141,16 @@ async def sync_pin(ctx: BumpScope, pin: PinConfig) -> PinResult:
             log.warning("%s: %s", key, result.detail)
         else:
             log.info("%s: %s %s", key, result.outcome.value, result.detail)
-        state.extra["updated_at"] = ctx.clock()
-        await ctx.store.put_state(Kind.BUMP, key, state.dump())
+        # An idle tick writes nothing: the record is kept only when the sync changed it.
+        if found is None or _unstamped(state.dump()) != before:
+            state.extra["updated_at"] = ctx.clock()
+            await ctx.store.put_state(Kind.BUMP, key, state.dump())
         return result
+
+
+def _unstamped(doc: Mapping[str, Any]) -> str:
+    """A pin's record without its time, as JSON (what a sync may have changed)."""
+    return json.dumps({k: v for k, v in doc.items() if k != "updated_at"}, sort_keys=True)
 
 
 async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> PinResult:

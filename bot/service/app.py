@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -29,8 +30,9 @@ from bot.buildkite.client import BuildkiteClient
 from bot.buildkite.transport import BuildkiteConnection
 from bot.github.client import GitHubApp
 from bot.registry.pool import Registries
-from bot.service import startup
+from bot.service import log_context, startup
 from bot.service.blocking import BlockingRunner
+from bot.service.delivery_watch import payload_repository
 from bot.service.dispatch import build_dispatcher, build_wants
 from bot.service.inbox import Inbox
 from bot.service.locks import KeyedLocks
@@ -39,14 +41,17 @@ from bot.service.readiness import Readiness
 from bot.service.reconcile import RECONCILE_LOCK, reconcile_forever
 from bot.service.services import Services
 from bot.service.settings import Settings
+from bot.service.sources import Source
 from bot.service.subjects import buildkite_subject, github_subject
-from bot.service.watching import WATCH, Watch, count_refused, metrics_view, readyz
+from bot.service.watching import WATCH, Watch, count_answer, metrics_view, readyz
 from bot.service.webhooks import (
     MAX_BODY,
+    SubjectFn,
     buildkite_webhook_handler,
     github_webhook_handler,
     healthz,
 )
+from bot.status.read import sources_of
 from bot.status.route import status_view
 from bot.store.open import store_for
 from bot.store.protocol import Store
@@ -136,9 +141,9 @@ def create_app(
         services.followups.attach(inbox)
         app[SERVICES] = services
         app[INBOX] = inbox
-        app[WATCH] = Watch(services, Readiness(services, inbox))
+        app[WATCH] = Watch(services, Readiness(store))
         app[GITHUB_VIEW] = github_webhook_handler(
-            settings.webhook_secret.encode(), inbox, github_subject, clock
+            settings.webhook_secret.encode(), inbox, _naming(Source.GITHUB, github_subject), clock
         )
         app[BUILDKITE_VIEW] = _buildkite_view(settings, inbox, clock)
         await inbox.start()
@@ -174,34 +179,49 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_view)
-    app.router.add_get(
-        "/status",
-        status_view(
-            token=settings.status_token,
-            store=lambda: app[SERVICES].store,
-            repositories=settings.repositories,
-            clock=clock,
-        ),
+    status = status_view(
+        token=settings.status_token,
+        sources=lambda: sources_of(app[SERVICES]),
+        repositories=settings.repositories,
+        clock=clock,
     )
+    app.router.add_get("/status", status)
+    app.router.add_post("/status", status)  # the login form
     return app
 
 
 async def github_webhook(request: web.Request) -> web.StreamResponse:
     view: WebView = request.app[GITHUB_VIEW]
-    response = await view(request)
-    count_refused(request.app[SERVICES], "github", response)
+    started = time.perf_counter()
+    with log_context.bound():  # the repository is noted once the body is verified
+        response = await view(request)
+    count_answer(request.app[SERVICES], Source.GITHUB, response, time.perf_counter() - started)
     return response
 
 
 async def buildkite_webhook(request: web.Request) -> web.StreamResponse:
     view = request.app[BUILDKITE_VIEW]
     response: web.StreamResponse
+    started = time.perf_counter()
     if view is None:
         response = web.json_response({"message": BUILDKITE_WEBHOOKS_OFF}, status=404)
     else:
-        response = await view(request)
-    count_refused(request.app[SERVICES], "buildkite", response)
+        with log_context.bound():
+            response = await view(request)
+    seconds = time.perf_counter() - started
+    count_answer(request.app[SERVICES], Source.BUILDKITE, response, seconds)
     return response
+
+
+def _naming(source: str, subject_of: SubjectFn) -> SubjectFn:
+    """``subject_of``, which the intake calls once the body is verified and parsed, also
+    noting the delivery's repository for the intake's log lines that follow."""
+
+    def subject(event: str, payload: Mapping[str, Any]) -> str:
+        log_context.note(repository=payload_repository(source, payload))
+        return subject_of(event, payload)
+
+    return subject
 
 
 def _clients(
@@ -254,7 +274,7 @@ def _buildkite_view(settings: Settings, inbox: Inbox, clock: Callable[[], float]
         signature_secret=secret.encode() if secret is not None else None,
         token=token.encode() if token is not None else None,
         inbox=inbox,
-        subject_of=buildkite_subject,
+        subject_of=_naming(Source.BUILDKITE, buildkite_subject),
         clock=clock,
         max_age=settings.buildkite_signature_max_age,
     )

@@ -10,7 +10,7 @@ import dataclasses
 import logging
 from collections.abc import Collection
 
-from bot.service.errors import is_transient, retry_after
+from bot.service.errors import bug_of, is_transient, retry_after
 from bot.service.http_policy import exponential_backoff
 from bot.store.protocol import Delivery, DeliveryStatus, Settlement
 
@@ -66,7 +66,8 @@ def after_failure(
     """Retry a transient failure with backoff (or when asked), while attempts remain."""
     reason = failure_reason(exc)
     if not is_transient(exc) or delivery.attempts >= policy.max_attempts:
-        return failed(delivery, reason, exc.__cause__)
+        # A refusal made on purpose is its reason, one line; a bug adds its traceback.
+        return failed(delivery, reason, bug_of(exc))
     requested = retry_after(exc)
     delay = (
         max(requested, 0.0)

@@ -22,9 +22,17 @@ from gidgethub import routing, sansio
 
 from bot.service import log_context, metrics
 from bot.service.delivery_memo import delivery_memo
-from bot.service.errors import PermanentError, TransientError, is_transient, retry_after, unforeseen
+from bot.service.delivery_watch import payload_repository
+from bot.service.errors import (
+    BotError,
+    PermanentError,
+    TransientError,
+    is_transient,
+    retry_after,
+    unforeseen,
+)
 from bot.service.services import Services
-from bot.service.sources import REFUSED_EVENT, routed_event
+from bot.service.sources import RECONCILE_EVENT, REFUSED_EVENT, routed_event
 from bot.store.protocol import Delivery
 
 log = logging.getLogger(__name__)
@@ -81,12 +89,16 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
             return ()
         # The handlers share the reads of one moment; the flows deep under them count
         # into this app's metrics (see ``bot.service.metrics.bound``).
+        repository = payload_repository(delivery.source, event.data)
         with (
             delivery_memo(),
             metrics.bound(services.metrics),
-            log_context.bound(repository=_repository(event)),
+            log_context.bound(repository=repository),
         ):
-            return await _run_each_once(handlers, event, delivery, services)
+            completed = await _run_each_once(handlers, event, delivery, services)
+        if event.event == RECONCILE_EVENT and repository is not None:
+            services.metrics.reconciled(repository, services.clock())
+        return completed
 
     return dispatch
 
@@ -107,12 +119,6 @@ def build_wants(routers: Sequence[routing.Router]) -> Callable[[str, str, Mappin
             return True
 
     return wants
-
-
-def _repository(event: sansio.Event) -> str | None:
-    repository = event.data.get("repository")
-    name = repository.get("full_name") if isinstance(repository, dict) else None
-    return name if isinstance(name, str) else None
 
 
 def _event_of(delivery: Delivery) -> sansio.Event:
@@ -194,13 +200,13 @@ def _combined(failures: Sequence[tuple[str, BaseException]]) -> Exception:
     details = "; ".join(f"{name}: {type(exc).__name__}: {exc}" for name, exc in failures)
     message = ERROR_HANDLERS_FAILED.format(count=len(failures), details=details)
     transient = [exc for _, exc in failures if is_transient(exc)]
-    combined: Exception
+    combined: BotError
     if transient:
         delays = [d for d in (retry_after(exc) for exc in transient) if d is not None]
         combined = TransientError(message, retry_after=max(delays) if delays else None)
     else:
         combined = PermanentError(message)
-    # A failure nobody foresaw travels as the cause: its traceback is logged once,
-    # when the inbox records the delivery failed.
-    combined.__cause__ = next((exc for _, exc in failures if unforeseen(exc)), None)
+    # A failure nobody foresaw travels as its bug (``BotError.bug``): its traceback is
+    # logged once, when the inbox records the delivery failed.
+    combined.bug = next((exc for _, exc in failures if unforeseen(exc)), None)
     return combined

@@ -2,7 +2,13 @@
 
 A *transient* failure (GitHub 5xx, a rate limit, a timeout, a dropped
 connection) is retried later with backoff; anything else is *permanent* and
-recorded with its reason so a human can see why nothing happened.
+recorded with its reason so a human can see why nothing happened. A database
+that cannot be reached, or asks for the transaction to be tried again, is transient
+too (``bot.service.database_errors``): an outage delays deliveries, it fails none.
+
+A failure the bot raises on purpose (a ``BotError``: a payload field of the wrong
+type, an event nobody handles) is its reason alone, logged in one line; only a
+failure nobody foresaw (a bug) is worth its traceback (``bug_of``).
 """
 
 from __future__ import annotations
@@ -12,9 +18,19 @@ import asyncio
 import aiohttp
 import gidgethub
 
+from bot.service.database_errors import transient_database_error
+
 
 class BotError(Exception):
-    """Base class for the bot's own errors."""
+    """Base class for the bot's own errors.
+
+    ``bug``: an unforeseen exception this error carries (one handler's bug among
+    several handlers' failures), whose traceback is logged when the delivery fails.
+    Not ``__cause__``: a ``raise BotError(...) from exc`` names the detail of a
+    refusal made on purpose, which is no bug.
+    """
+
+    bug: BaseException | None = None
 
 
 class TransientError(BotError):
@@ -42,7 +58,9 @@ def is_transient(exc: BaseException) -> bool:
         return True
     if isinstance(exc, gidgethub.HTTPException):
         return int(exc.status_code) in _TRANSIENT_STATUS
-    return isinstance(exc, aiohttp.ClientError | asyncio.TimeoutError | ConnectionError)
+    if isinstance(exc, aiohttp.ClientError | asyncio.TimeoutError | ConnectionError):
+        return True
+    return transient_database_error(exc)
 
 
 def unforeseen(exc: BaseException) -> bool:
@@ -52,6 +70,14 @@ def unforeseen(exc: BaseException) -> bool:
         and not is_transient(exc)
         and not isinstance(exc, gidgethub.HTTPException)
     )
+
+
+def bug_of(exc: BaseException) -> BaseException | None:
+    """The exception whose traceback the log should show for ``exc``: itself when it is
+    a bug, the bug a ``BotError`` carries, else None (a failure refused on purpose)."""
+    if unforeseen(exc):
+        return exc
+    return exc.bug if isinstance(exc, BotError) else None
 
 
 def retry_after(exc: BaseException) -> float | None:

@@ -6,6 +6,13 @@ repository's permanent failure (or its retries running out) would stop the
 rest. Instead the handler submits one internal delivery per repository; each
 is retried, failed and serialised on its own. Their ids derive from the parent
 delivery, so a rerun of the parent submits nothing new.
+
+Work on one PR that an event of another subject brings (a retried job's
+``job.finished`` refreshing the PR's retry-flaky sticky comment; a status, check run,
+finished build or reconcile tick moving a landing along) is handed over the same way,
+under the PR's own subject (`pr_delivery`): the one its comment commands and reviews
+run under. So every writer of the PR's comments and state runs in one order, on
+whichever replica claims it: a lock per process could not give that across replicas.
 """
 
 from __future__ import annotations
@@ -14,9 +21,14 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from bot.service.sources import SYNC_EVENT, Source
+from bot.service.sources import INTERNAL_PREFIX, SYNC_EVENT, Source
 from bot.service.subjects import github_subject
 from bot.store.protocol import Delivery
+
+# A PR's retry-flaky sticky comment shown again with its retried jobs' outcomes.
+RETRY_OUTCOMES_EVENT = INTERNAL_PREFIX + "retry-outcomes"
+# A landing moved along: advanced, or told of a finished build of the PR.
+LANDING_EVENT = INTERNAL_PREFIX + "landing"
 
 NOT_ATTACHED = "follow-up work was submitted before the inbox was attached"
 
@@ -51,5 +63,30 @@ def sync_delivery(
         event=SYNC_EVENT,
         payload=json.dumps(payload, sort_keys=True).encode(),
         subject=github_subject(SYNC_EVENT, payload),
+        received_at=now,
+    )
+
+
+def pr_delivery(
+    delivery_id: str,
+    event: str,
+    repository: str,
+    number: int,
+    now: float,
+    extra: Mapping[str, Any] | None = None,
+) -> Delivery:
+    """Work on PR ``number`` of ``repository``, under the PR's subject (see above);
+    ``extra`` adds fields of the payload (what the work is about)."""
+    payload = {
+        **(extra or {}),
+        "repository": {"full_name": repository},
+        "pull_request": {"number": number},
+    }
+    return Delivery(
+        delivery_id=delivery_id,
+        source=Source.INTERNAL,
+        event=event,
+        payload=json.dumps(payload, sort_keys=True).encode(),
+        subject=github_subject(event, payload),
         received_at=now,
     )

@@ -36,6 +36,7 @@ from bot.service import metrics as outcomes
 from bot.service.attempt_end import AttemptEnd, RetryPolicy, after_failure, done, gave_up
 from bot.service.delivery_watch import ADMITTED, ENDED, attempt_logged
 from bot.service.metrics import Metrics
+from bot.store.outage import Outage, pause
 from bot.store.protocol import (
     Delivery,
     EnqueueResult,
@@ -59,14 +60,11 @@ LOG_BODY_DIFFERS = (
 )
 LOG_BODY_CHECK_FAILED = "could not compare the redelivery of %s with the stored body"
 LOG_REQUEUED = "requeued %d deliveries interrupted by the previous run"
-LOG_WORKER_ERROR = "inbox worker %s hit a store error; pausing"
+LOG_WORKER_ERROR = "inbox worker %s hit a store error that is no outage; pausing"
 LOG_NOT_RECORDED = "stopping: could not record the end of %s; it runs again at the next start"
 LOG_VANISHED = "delivery %s was deleted while it ran; its end is not recorded"
 ALREADY_STARTED = "the inbox is already running"
 
-# After a store error a worker waits this long (or for the next change)
-# before trying again, so a broken database does not become a busy loop.
-STORE_ERROR_PAUSE = 1.0
 # How often an idle worker looks at the store unasked, for work another process
 # queued (a replay from the command line): no in-process event announces it.
 EXTERNAL_POLL_INTERVAL = 2.0
@@ -127,6 +125,11 @@ class Inbox:
         return True if self._wants is None else self._wants(source, event, payload)
 
     @property
+    def outage(self) -> Outage:
+        """The store's: whether (and since when) this process finds the database away."""
+        return self._store.outage
+
+    @property
     def busy_subjects(self) -> frozenset[str]:
         """Subjects a worker of this process is running right now."""
         return frozenset(self._running)
@@ -185,9 +188,11 @@ class Inbox:
         """
         try:
             result = await self._store.enqueue_or_requeue(delivery)
-        except Exception:
+        except Exception as exc:
             self._metrics.delivery(delivery.source, delivery.event, outcomes.NOT_STORED)
+            self._store.outage.failed(exc)  # the intake answers 503: the sender redelivers
             raise
+        self._store.outage.answered()
         self._metrics.delivery(delivery.source, delivery.event, ADMITTED[result])
         if result is EnqueueResult.DUPLICATE:
             logger.info(LOG_DUPLICATE, delivery.delivery_id, delivery.event)
@@ -269,14 +274,19 @@ class Inbox:
         # deliveries of the same subject would scan the whole queue in vain.
         # A worker's turn is one store call: how its last attempt ended, then its
         # next claim; an end the store has not taken yet is kept for the next try.
+        # After store errors in a row a worker pauses longer each time; an outage is
+        # one line for the whole process (``Store.outage``), not one per worker.
         held: str | None = None
         ended: AttemptEnd | None = None
+        failures = 0
         while not self._stopping:
             try:
                 now = self._clock()
                 busy = self._busy - {held} if held is not None else self._busy
                 settled = None if ended is None else ended.settlement
                 delivery = await self._store.settle_and_claim(settled, now, frozenset(busy))
+                failures = 0
+                self._store.outage.answered()
                 if ended is not None:
                     self._recorded(ended)
                     ended = None
@@ -299,15 +309,20 @@ class Inbox:
                 logger.warning(LOG_VANISHED, ended.delivery.delivery_id if ended else "?")
                 ended = None
                 timeout = 0.0
-            except Exception:
-                logger.exception(LOG_WORKER_ERROR, name)
-                timeout = STORE_ERROR_PAUSE
+            except Exception as exc:  # a pause that grows with each error in a row
+                failures += 1
+                timeout = self._after_store_error(name, exc, failures)
                 if held is not None and ended is None:
                     self._busy.discard(held)
                     held = None
             await self._wait_for_ring(timeout)
         if ended is not None:
             await self._record_on_the_way_out(ended)
+
+    def _after_store_error(self, name: str, exc: Exception, failures: int) -> float:
+        if not self._store.outage.failed(exc):
+            logger.exception(LOG_WORKER_ERROR, name)
+        return pause(failures, self._rng())
 
     async def _record_on_the_way_out(self, ended: AttemptEnd) -> None:
         # Stopped between an attempt and the turn that records it (a stop whose
@@ -379,19 +394,7 @@ class Inbox:
         return done(delivery, completed or ())
 
     def _log(
-        self,
-        delivery: Delivery,
-        result: str,
-        level: int = logging.INFO,
-        cause: BaseException | None = None,
+        self, delivery: Delivery, result: str, level: int, cause: BaseException | None
     ) -> None:
-        logger.log(
-            level,
-            LOG_OUTCOME,
-            delivery.delivery_id,
-            delivery.event,
-            delivery.subject,
-            delivery.attempts,
-            result,
-            exc_info=cause,
-        )
+        shown = (delivery.delivery_id, delivery.event, delivery.subject, delivery.attempts)
+        logger.log(level, LOG_OUTCOME, *shown, result, exc_info=cause)

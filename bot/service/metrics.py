@@ -2,8 +2,12 @@
 
 Each app has its own ``CollectorRegistry``, never prometheus_client's global one, so
 several apps in one process (the tests start many) count apart and never collide on
-a metric name. Counters are bumped where things happen; the inbox's depth is read
-from the store when ``/metrics`` is scraped (``render``), so it is never stale.
+a metric name; the process, platform and garbage-collector collectors the global one
+would carry are registered on it. Counters are bumped where things happen; what the
+store knows (the inbox's depth, each pin's lag behind upstream) is read when
+``/metrics`` is scraped (``render``), so it is never stale and every replica shows the
+same. No ``_created`` series: each would double the series a counter costs, and
+Prometheus does not read them from the text format.
 
 Part of the foundation: it imports nothing of the bot, because the GitHub and
 Buildkite clients and the feature flows report to it.
@@ -17,14 +21,22 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterable, Iterator, Mapping
+import importlib.metadata
+import platform
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from prometheus_client import (
     CONTENT_TYPE_PLAIN_0_0_4,
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -58,6 +70,35 @@ RATE_LIMIT_HEADERS: Mapping[str, str] = {
 
 # Handlers range from a few milliseconds to minutes (a wheel download and audit).
 HANDLER_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+# An intake answer is a signature check and one group commit: milliseconds, unless the
+# database is slow, which is what this histogram is there to show.
+INTAKE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+DISTRIBUTION = "followup-bot"
+VERSION_UNKNOWN = "unknown"
+
+# A process-wide switch of prometheus_client (it has no per-registry one); this module
+# owns the only registries the bot exposes.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # unannotated upstream
+
+
+@dataclass(frozen=True)
+class PinLag:
+    """How far one pin is behind upstream, as the bump flow last recorded it."""
+
+    repository: str
+    pin: str
+    behind: int  # upstream commits not in the pin
+    oldest_age: float  # seconds since the oldest of them was authored (0: none behind)
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """What a scrape read from the store: the inbox's ``(queued, running, oldest age)``
+    and the pins' lag; None for what could not be read (its series are left out)."""
+
+    inbox: tuple[int, int, float] | None
+    pins: Sequence[PinLag] | None
 
 
 class _InboxCollector(Collector):
@@ -90,12 +131,71 @@ class _InboxCollector(Collector):
         return [depth, age]
 
 
+class _PinsCollector(Collector):
+    """Each pin's lag as of the last scrape (nothing when the store could not be read)."""
+
+    def __init__(self) -> None:
+        self.snapshot: Sequence[PinLag] | None = None
+
+    def describe(self) -> Iterable[Metric]:
+        return self._families(())
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families(self.snapshot) if self.snapshot is not None else []
+
+    def _families(self, pins: Sequence[PinLag]) -> list[Metric]:
+        labels = ["repository", "pin"]
+        behind = GaugeMetricFamily(
+            "followup_bot_pin_commits_behind",
+            "Upstream commits not yet rolled into the pin, as the bump flow last counted.",
+            labels=labels,
+        )
+        age = GaugeMetricFamily(
+            "followup_bot_pin_oldest_unrolled_commit_age_seconds",
+            "Seconds since the oldest upstream commit not yet rolled was authored "
+            "(0 when the pin is current).",
+            labels=labels,
+        )
+        for pin in pins:
+            behind.add_metric([pin.repository, pin.pin], pin.behind)
+            age.add_metric([pin.repository, pin.pin], pin.oldest_age)
+        return [behind, age]
+
+
+def installed_version() -> str:
+    """The installed distribution's version, for the build-info series."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return VERSION_UNKNOWN
+
+
 class Metrics:
     """Every metric of one app, in its own registry."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        Info("followup_bot_build", "The running release and Python.", registry=r).info(
+            {"version": installed_version(), "python": platform.python_version()}
+        )
+        self.intake_duration = Histogram(
+            "followup_bot_intake_duration_seconds",
+            "Time from a webhook's request to its 202 answer (the delivery stored).",
+            ["source"],
+            buckets=INTAKE_BUCKETS,
+            registry=r,
+        )
+        self.last_reconcile = Gauge(
+            "followup_bot_last_reconcile_timestamp_seconds",
+            "When this replica last completed a repository's reconcile tick (epoch seconds; "
+            "take the max over replicas).",
+            ["repository"],
+            registry=r,
+        )
         self.deliveries = Counter(
             "followup_bot_deliveries",
             "Deliveries by source, event and outcome (intake: accepted, requeued, duplicate, "
@@ -148,6 +248,8 @@ class Metrics:
         )
         self._inbox = _InboxCollector()
         r.register(self._inbox)
+        self._pins = _PinsCollector()
+        r.register(self._pins)
 
     # -- the service's own call sites -------------------------------------------------
 
@@ -164,10 +266,18 @@ class Metrics:
                     self.rate_limit_remaining.labels(service).set(float(value))
                 break
 
-    def render(self, inbox: tuple[int, int, float] | None) -> bytes:
-        """The exposition text, with the inbox's ``(queued, running, oldest age)`` as read
-        just now (None: unreadable, left out)."""
-        self._inbox.snapshot = inbox
+    def intake(self, source: str, seconds: float) -> None:
+        """A webhook of ``source`` answered 202 after ``seconds``."""
+        self.intake_duration.labels(source).observe(seconds)
+
+    def reconciled(self, repository: str, at: float) -> None:
+        """``repository``'s reconcile tick completed at ``at`` (epoch seconds)."""
+        self.last_reconcile.labels(repository).set(at)
+
+    def render(self, facts: StoreFacts) -> bytes:
+        """The exposition text, with what the store said just now."""
+        self._inbox.snapshot = facts.inbox
+        self._pins.snapshot = facts.pins
         return generate_latest(self.registry)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from gidgethub.abc import GitHubAPI
 
 from bot.buildkite.client import BuildkiteClient
-from bot.config.load import load_config
+from bot.config.load import load_config, recent_config
 from bot.config.models import AllowlistConfig, LandingConfig, RepoConfig
 from bot.github.changes import DEFAULT_BOT_LOGIN, Repo
 from bot.registry.pool import Registries
@@ -84,10 +84,15 @@ def scope_of(services: Services, gh: GitHubAPI, repo: Repo, config: RepoConfig) 
     )
 
 
-async def repo_scope(services: Services, repo: Repo) -> RepoScope | None:
-    """The scope of ``repo``; None when it has no usable config (recorded by load_config)."""
+async def repo_scope(services: Services, repo: Repo, *, recent: bool = False) -> RepoScope | None:
+    """The scope of ``repo``; None when it has no usable config (recorded by load_config).
+
+    ``recent``: a config read at main's head a few minutes ago will do, so no request
+    (``bot.config.load.recent_config``; Buildkite's events, which come by the hundred).
+    """
     gh = await services.github.repo_client(repo.full_name)
-    config = await load_config(gh, services.store, services.blocking, repo, cache=services.cache)
+    read = recent_config if recent else load_config
+    config = await read(gh, services.store, services.blocking, repo, cache=services.cache)
     if config is None:
         return None
     return scope_of(services, gh, repo, config)

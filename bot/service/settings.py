@@ -245,6 +245,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         None,
         "Token GET /status asks for, as `Authorization: Bearer` + the token; open if unset.",
     ),
+    EnvVar(
+        f"{PREFIX}ADOPT_DASHBOARD",
+        "adopt_dashboard",
+        None,
+        "Moving to a new database: the deployment id (or `unmarked`) whose dashboard issues "
+        "this deployment takes over; `followup-bot doctor` prints it.",
+    ),
 )
 
 
@@ -293,6 +300,8 @@ class Settings:
     registry_password: str | None = field(default=None, repr=False)
     # The status page is open without it; with it, only a request bearing it sees the page.
     status_token: str | None = field(default=None, repr=False)
+    # Another deployment's id whose dashboards this one takes over (bot.dashboard.issue).
+    adopt_dashboard: str | None = None
 
     @property
     def buildkite_enabled(self) -> bool:
@@ -363,6 +372,7 @@ class Settings:
             registry_username=reader.together("REGISTRY_USERNAME", "REGISTRY_PASSWORD", str),
             registry_password=reader.together("REGISTRY_PASSWORD", "REGISTRY_USERNAME", str),
             status_token=reader.optional("STATUS_TOKEN", None, _token),
+            adopt_dashboard=reader.optional("ADOPT_DASHBOARD", None, str.strip),
         )
         if reader.problems:
             raise SettingsError(reader.problems)

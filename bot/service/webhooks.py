@@ -329,6 +329,14 @@ _ANSWERS = {
     EnqueueResult.REQUEUED: STATUS_REQUEUED,
     EnqueueResult.DUPLICATE: STATUS_DUPLICATE,
 }
+# Every 202's body, encoded once: the answer is the same for every delivery.
+_ANSWER_BODIES = {
+    result: json.dumps({"status": status}).encode() for result, status in _ANSWERS.items()
+}
+
+
+def _answer(result: EnqueueResult) -> web.Response:
+    return web.Response(body=_ANSWER_BODIES[result], status=202, content_type=JSON_CONTENT_TYPE)
 
 
 async def _store(inbox: Inbox, delivery: Delivery) -> web.Response:
@@ -338,12 +346,24 @@ async def _store(inbox: Inbox, delivery: Delivery) -> web.Response:
         result = await inbox.admit(delivery)
     except Exception:
         # Answering 202 here would lose the delivery; a 503 makes it show as
-        # failed in the sender's delivery log, where it can be redelivered.
-        logger.exception(LOG_STORE_FAILED, delivery.delivery_id)
+        # failed in the sender's delivery log, where it can be redelivered. An
+        # outage is already the store's one line: no traceback per request then.
+        if inbox.outage.down:
+            logger.warning(LOG_STORE_FAILED, delivery.delivery_id)
+        else:
+            logger.exception(LOG_STORE_FAILED, delivery.delivery_id)
         return _error(503, NOT_STORED)
     if result is EnqueueResult.NEW:
-        logger.info(LOG_ACCEPTED, delivery.event, delivery.delivery_id, delivery.subject)
-    return web.json_response({"status": _ANSWERS[result]}, status=202)
+        # The delivery's one INFO line at intake. Its id and event are fields of the record
+        # as well (keys in JSON), beside the repository the log context carries.
+        logger.info(
+            LOG_ACCEPTED,
+            delivery.event,
+            delivery.delivery_id,
+            delivery.subject,
+            extra={"delivery_id": delivery.delivery_id, "event": delivery.event},
+        )
+    return _answer(result)
 
 
 def github_webhook_handler(

@@ -32,6 +32,7 @@ class Kind(StrEnum):
     DASHBOARD_ALLOWLIST = "dashboard-allowlist"  # repo_key: the allowlist row
     DASHBOARD_PIN = "dashboard-pin"  # pin_key: one pin's dashboard row
     DASHBOARD_ROUTING = "dashboard-routing"  # repo_key: main's routing, for the dashboard
+    DEPLOYMENT = "deployment"  # a deployment id of this database, carried by its dashboards
     WHEEL_AUDIT = "wheel-audit"  # build URL: a wheel audit already done
     MIGRATION = "migration"  # migration_key: a migration's PR, intent and last result
     MAIN_SIGNAL = "main-signal"  # signal_key: one step's state on main and its follow-ups

@@ -18,6 +18,11 @@ Same semantics as the SQLite store (the store contract tests run on both), plus:
   other replica's inbox is rung (``set_wakeup``), so work queued elsewhere starts at once.
 - **One at a time**: ``try_lock(name)`` is a session lock for periodic work (reconcile
   ticks, retention) that only one replica should do; it is held until the replica stops.
+  It is taken on the presence connection, which runs one command at a time: the callers
+  (the ticker and retention ask together at start-up) take turns on it.
+- **Outages**: a lost connection or a server restarting is transient
+  (``bot.service.database_errors``); the recovery loop reports it to ``outage`` (one line
+  when it begins, one when the database answers again) and rejoins once it can.
 - **Durability**: a commit returns once PostgreSQL has it on disk (``synchronous_commit``
   as the server sets it, on by default), which is what the webhook's 202 waits for.
 
@@ -40,6 +45,7 @@ from typing import Any
 import asyncpg
 
 from bot.store.access import Access, StoreUnavailable, redacted
+from bot.store.outage import Outage
 from bot.store.postgres_schema import (
     CLAIM_SQL,
     DELIVERY_COLUMNS,
@@ -59,8 +65,10 @@ from bot.store.protocol import (
     EnqueueResult,
     InboxStats,
     PruneCounts,
+    ReplicaSeen,
     Requeue,
     Settlement,
+    StateRecord,
     Store,
     UnknownDelivery,
 )
@@ -142,12 +150,16 @@ class PostgresStore(BatchedWrites, Store):
         self.url = url
         self.replica_id = uuid.uuid4().hex
         self._clock = clock
+        self.outage = Outage(clock)
         self._access = access
         self._pool_size = pool_size
         self._recovery_interval = recovery_interval
         self._pool: asyncpg.Pool | None = None
         self._presence: asyncpg.Connection | None = None
         self._presence_key = secrets.randbits(63)
+        # asyncpg runs one command per connection at a time ("another operation is in
+        # progress"): every command on the presence connection takes this first.
+        self._presence_turn = asyncio.Lock()
         self._held_locks: set[int] = set()
         self._wakeup: Callable[[], None] | None = None
         self._recovery: asyncio.Task[None] | None = None
@@ -159,15 +171,19 @@ class PostgresStore(BatchedWrites, Store):
         """Connect; the owner migrates and joins as a replica. ``StoreUnavailable`` says why not."""
         if self._pool is not None:
             return
+        # No floor of idle connections (min_size=0): asyncpg restores a floor after an
+        # outage by itself, logging a traceback per try; connections are made when asked.
+        pool = await asyncpg.create_pool(
+            self.url,
+            min_size=0,
+            max_size=self._pool_size,
+            command_timeout=COMMAND_TIMEOUT,
+            server_settings=self._server_settings(),
+        )
         try:
-            pool = await asyncpg.create_pool(
-                self.url,
-                min_size=1,
-                max_size=self._pool_size,
-                command_timeout=COMMAND_TIMEOUT,
-                server_settings=self._server_settings(),
-            )
+            await pool.execute("SELECT 1")
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            await pool.close()
             raise StoreUnavailable(
                 CANNOT_CONNECT.format(url=redacted(self.url), error=exc)
             ) from None
@@ -254,13 +270,17 @@ class PostgresStore(BatchedWrites, Store):
         while True:
             await asyncio.sleep(self._recovery_interval)
             try:
-                if self._presence is None or self._presence.is_closed():
-                    log.warning(LOG_PRESENCE_LOST)
+                if self._presence is not None and self._presence.is_closed():
+                    log.warning(LOG_PRESENCE_LOST)  # once: rejoining is tried until it works
                     self._presence = None
+                if self._presence is None:
                     await self._join()
                 await self._recover_gone()
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-                log.warning(LOG_RECOVERY_FAILED, exc_info=True)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                if not self.outage.failed(exc):
+                    log.warning(LOG_RECOVERY_FAILED, exc_info=True)
+            else:
+                self.outage.answered()
 
     async def requeue_running(self) -> int:
         """At start-up: re-queue what this replica and every replica that is gone were
@@ -316,11 +336,13 @@ class PostgresStore(BatchedWrites, Store):
         key = lock_key(name)
         if key in self._held_locks:
             return self._presence is not None and not self._presence.is_closed()
-        if self._presence is None:
-            return False
-        if await self._presence.fetchval("SELECT pg_try_advisory_lock($1)", key):
-            self._held_locks.add(key)
-            return True
+        async with self._presence_turn:
+            presence = self._presence
+            if presence is None:
+                return False
+            if await presence.fetchval("SELECT pg_try_advisory_lock($1)", key):
+                self._held_locks.add(key)
+                return True
         return False
 
     # -- inbox: intake ---------------------------------------------------------------
@@ -525,6 +547,34 @@ class PostgresStore(BatchedWrites, Store):
             'SELECT key, value FROM state WHERE kind = $1 ORDER BY key COLLATE "C"', kind
         )
         return [(row["key"], _document(row["value"])) for row in rows]
+
+    # -- read-only views for the status page (bot/status) ----------------------------------
+
+    async def recent_state(self, kinds: Collection[str], limit: int) -> list[StateRecord]:
+        rows = await self._open_pool().fetch(
+            "SELECT kind, key, updated_at, value FROM state WHERE kind = ANY($1::text[])"
+            ' ORDER BY updated_at DESC, kind COLLATE "C", key COLLATE "C" LIMIT $2',
+            sorted(set(kinds)),
+            limit,
+        )
+        return [
+            StateRecord(row["kind"], row["key"], float(row["updated_at"]), _document(row["value"]))
+            for row in rows
+        ]
+
+    async def latest_delivery(self, id_prefix: str) -> DeliveryRecord | None:
+        row = await self._open_pool().fetchrow(
+            f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE starts_with(delivery_id, $1)"
+            " ORDER BY received_at DESC, seq DESC LIMIT 1",
+            id_prefix,
+        )
+        return None if row is None else _record(row)
+
+    async def list_replicas(self) -> list[ReplicaSeen]:
+        rows = await self._open_pool().fetch(
+            "SELECT replica_id, started_at FROM replicas ORDER BY started_at, replica_id"
+        )
+        return [ReplicaSeen(row["replica_id"], float(row["started_at"])) for row in rows]
 
     # -- retention -------------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from bot.store.outage import Outage
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -118,7 +120,35 @@ class PruneCounts:
     batches: int = 0
 
 
+# --- read-only views for the status page (bot/status) ----------------------------------
+
+
+@dataclass(frozen=True)
+class StateRecord:
+    """One state document with the time it was last written (``Store.recent_state``)."""
+
+    kind: str
+    key: str
+    updated_at: float  # epoch seconds of the last ``put_state``
+    value: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReplicaSeen:
+    """A live replica sharing the database (``Store.list_replicas``)."""
+
+    replica_id: str
+    started_at: float
+
+
+# --- end of the status page's views ------------------------------------------------------
+
+
 class Store(Protocol):
+    # Whether the database answers, as this process's loops find it: ``outage.since``
+    # is when the current outage began (None: reachable). See ``bot.store.outage``.
+    outage: Outage
+
     async def open(self) -> None:
         """Connect and bring the schema up to date; call once before anything else."""
 
@@ -253,3 +283,15 @@ class Store(Protocol):
         of other kinds. Works in transactions of at most ``batch_size`` rows each,
         looping until nothing older is left.
         """
+
+    # --- read-only views for the status page (bot/status) ---------------------------------
+
+    async def recent_state(self, kinds: Collection[str], limit: int) -> list[StateRecord]:
+        """The ``limit`` documents of ``kinds`` written last, newest first."""
+
+    async def latest_delivery(self, id_prefix: str) -> DeliveryRecord | None:
+        """The delivery received last among those whose id starts with ``id_prefix``."""
+
+    async def list_replicas(self) -> list[ReplicaSeen]:
+        """The live replicas sharing the database, oldest first (empty where the backend
+        serves one process only)."""

@@ -68,16 +68,18 @@ async def prune_forever(
 ) -> None:
     """Prune now, then every ``interval`` seconds, until cancelled.
 
-    A failed prune (a locked or full disk, a timeout) is logged and tried again
-    at the next interval: nothing is lost by pruning late.
+    A failed prune (a locked or full disk, a timeout) is tried again at the next
+    interval: nothing is lost by pruning late. A database that is away is the store's
+    one outage line (``Store.outage``); any other failure is logged with its traceback.
     """
     while True:
         try:
             # Replicas on one database: one of them prunes (the others would find nothing).
             if await store.try_lock(RETENTION_LOCK):
                 await prune_once(store, retention_days, clock)
-        except Exception:
-            log.exception(LOG_PRUNE_FAILED, interval)
+        except Exception as exc:
+            if not store.outage.failed(exc):
+                log.exception(LOG_PRUNE_FAILED, interval)
         await sleep(interval)
 
 

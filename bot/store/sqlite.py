@@ -57,6 +57,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from bot.service.blocking import BlockingRunner
 from bot.store.access import Access, StoreUnavailable
 from bot.store.legacy_ids import LEGACY_HANDLER_IDS
+from bot.store.outage import Outage
 from bot.store.protocol import (
     PRUNE_BATCH,
     Delivery,
@@ -65,8 +66,10 @@ from bot.store.protocol import (
     EnqueueResult,
     InboxStats,
     PruneCounts,
+    ReplicaSeen,
     Requeue,
     Settlement,
+    StateRecord,
     Store,
     UnknownDelivery,
 )
@@ -266,6 +269,7 @@ class SQLiteStore(BatchedWrites, Store):
         self.path = path
         self._blocking = blocking
         self._clock = clock  # stamps finished deliveries and written documents
+        self.outage = Outage(clock)
         self._access = access
         self._single_writer = single_writer
         self._lock = threading.Lock()
@@ -441,6 +445,18 @@ class SQLiteStore(BatchedWrites, Store):
 
     async def list_state(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
         return await self._run(_list_state, kind)
+
+    # -- read-only views for the status page (bot/status) -------------------------------
+
+    async def recent_state(self, kinds: Collection[str], limit: int) -> list[StateRecord]:
+        return await self._run(_recent_state, json.dumps(sorted(set(kinds))), limit)
+
+    async def latest_delivery(self, id_prefix: str) -> DeliveryRecord | None:
+        return await self._run(_latest_delivery, id_prefix)
+
+    async def list_replicas(self) -> list[ReplicaSeen]:
+        # One serve per file: there are no other replicas to list.
+        return []
 
     # -- retention ---------------------------------------------------------------
 
@@ -852,3 +868,29 @@ def _page_counts(conn: sqlite3.Connection) -> PageCounts:
         return int(conn.execute(f"PRAGMA {name}").fetchone()[0])
 
     return PageCounts(pragma("page_count"), pragma("freelist_count"), pragma("page_size"))
+
+
+# -- read-only views for the status page (bot/status) -----------------------------------
+
+
+def _recent_state(conn: sqlite3.Connection, kinds: str, limit: int) -> list[StateRecord]:
+    rows = conn.execute(
+        "SELECT kind, key, updated_at, value FROM state INDEXED BY state_by_age"
+        " WHERE kind IN (SELECT value FROM json_each(?))"
+        " ORDER BY updated_at DESC, kind, key LIMIT ?",
+        (kinds, limit),
+    ).fetchall()
+    return [
+        StateRecord(row["kind"], row["key"], float(row["updated_at"]), _document(row["value"]))
+        for row in rows
+    ]
+
+
+def _latest_delivery(conn: sqlite3.Connection, id_prefix: str) -> DeliveryRecord | None:
+    # A range on the unique index of ids (binary order): no scan of the whole inbox.
+    row = conn.execute(
+        f"SELECT {_DELIVERY_COLUMNS} FROM deliveries"
+        " WHERE delivery_id >= ? AND delivery_id < ? ORDER BY received_at DESC, seq DESC LIMIT 1",
+        (id_prefix, id_prefix + "\U0010ffff"),
+    ).fetchone()
+    return None if row is None else _record(row)

@@ -120,9 +120,10 @@ def settings_for(database: str | Path) -> Settings:
 
 @asynccontextmanager
 async def running_service(
-    database: str | Path, routers: Sequence[routing.Router]
+    database: str | Path, routers: Sequence[routing.Router], *, backoff_base: float | None = None
 ) -> AsyncIterator[Service]:
-    runner = web.AppRunner(create_app(settings_for(database), routers=routers))
+    app = create_app(settings_for(database), routers=routers, backoff_base=backoff_base)
+    runner = web.AppRunner(app)
     await runner.setup()
     try:
         site = web.TCPSite(runner, "127.0.0.1", 0)

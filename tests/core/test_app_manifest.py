@@ -26,7 +26,7 @@ from bot.service.app_requirements import (
     manifest_json,
     readme_markdown,
 )
-from bot.service.sources import RECONCILE_EVENT, SYNC_EVENT
+from bot.service.sources import INTERNAL_PREFIX
 
 ROOT = Path(__file__).parents[2]
 MANIFEST = ROOT / "deploy" / "github-app-manifest.json"
@@ -41,8 +41,9 @@ def handled_events() -> set[str]:
     events: set[str] = set()
     for router in DEFAULT_ROUTERS:
         events |= set(router._shallow_routes) | set(router._deep_routes)
-    internal = {RECONCILE_EVENT, SYNC_EVENT}
-    return {e for e in events if e not in internal and not e.startswith(BUILDKITE_PREFIX)}
+    # The bot's own deliveries (ticks, syncs, per-PR follow-ups) need nothing of GitHub.
+    outside = (INTERNAL_PREFIX, BUILDKITE_PREFIX)
+    return {e for e in events if not e.startswith(outside)}
 
 
 def validate(document: object) -> None:

@@ -7,12 +7,14 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+import asyncpg
 import pytest
 
 from bot.service.attempt_end import GAVE_UP, backoff_delay, failure_reason
 from bot.service.blocking import BlockingRunner
 from bot.service.errors import PermanentError, TransientError
-from bot.service.inbox import LOG_WORKER_ERROR, Inbox
+from bot.service.inbox import LOG_OUTCOME, LOG_WORKER_ERROR, Inbox
+from bot.store.outage import LOG_BACK, LOG_UNREACHABLE
 from bot.store.protocol import Delivery, DeliveryRecord, DeliveryStatus, Settlement
 from bot.store.sqlite import SQLiteStore
 
@@ -36,6 +38,7 @@ class SpyStore(SQLiteStore):
         super().__init__(path, blocking)
         self.retried = asyncio.Event()
         self.failing_claims = 0
+        self.failure: Exception = OSError("disk on fire")
 
     async def settle_and_claim(
         self,
@@ -47,7 +50,7 @@ class SpyStore(SQLiteStore):
     ) -> Delivery | None:
         if self.failing_claims:
             self.failing_claims -= 1
-            raise OSError("disk on fire")
+            raise self.failure
         claimed = await super().settle_and_claim(settled, now, busy_subjects, claim=claim)
         if settled is not None and settled.status is DeliveryStatus.QUEUED:
             self.retried.set()
@@ -400,3 +403,83 @@ async def test_a_burst_on_one_subject_does_not_wake_every_worker(
     # couple of stragglers; the old wake-everyone scheme made about 4 per delivery.
     assert store.claims <= 30 + 4 + 4
     await store.close()
+
+
+LOST = "connection was closed in the middle of operation"
+
+
+async def test_an_outage_is_one_line_and_the_workers_back_off(
+    spy: SpyStore,
+    inboxes: list[Inbox],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.INFO)
+    paused: list[int] = []
+
+    def pause(failures: int, rand: float) -> float:
+        paused.append(failures)
+        return 0.0  # the waits' lengths are bot.store.outage's tests
+
+    monkeypatch.setattr("bot.service.inbox.pause", pause)
+    spy.failure = asyncpg.exceptions.ConnectionDoesNotExistError(LOST)
+    spy.failing_claims = 6
+    dispatcher = Recorder()
+    await run_until_idle(inboxes, Inbox(spy, dispatcher, workers=1), make_delivery("a"))
+
+    assert dispatcher.calls == [("a", 1)]
+    assert paused == [1, 2, 3, 4, 5, 6]  # one more error in a row each time: a longer pause
+    told = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.msg for r in told] == [LOG_UNREACHABLE, LOG_BACK]
+    assert all(r.exc_info is None for r in caplog.records)
+    assert spy.outage.since is None
+
+
+async def test_a_database_lost_under_a_handler_retries_the_delivery(
+    store: SQLiteStore, inboxes: list[Inbox]
+) -> None:
+    dispatcher = Recorder(asyncpg.exceptions.ConnectionDoesNotExistError(LOST))
+    await run_until_idle(inboxes, Inbox(store, dispatcher, backoff_base=0.0), make_delivery("a"))
+    assert dispatcher.calls == [("a", 1), ("a", 2)]
+    assert (await record(store, "a")).status is DeliveryStatus.DONE
+
+
+def _refused() -> PermanentError:
+    try:
+        hash([])  # what routing an "action" that is a list does
+    except TypeError as exc:
+        try:
+            raise PermanentError("a pull_request delivery whose fields cannot be routed") from exc
+        except PermanentError as refusal:
+            return refusal
+    raise AssertionError("a list is hashable now")
+
+
+def _carrying(bug: BaseException) -> PermanentError:
+    combined = PermanentError("1 handler(s) failed")
+    combined.bug = bug
+    return combined
+
+
+async def test_a_refusal_is_one_line_and_a_bug_logs_its_traceback_once(
+    store: SQLiteStore, inboxes: list[Inbox], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="bot.service.inbox")
+    dispatcher = Recorder(_refused(), ZeroDivisionError("a bug"), _carrying(KeyError("k")))
+    deliveries = [make_delivery(name, name) for name in ("refused", "raw-bug", "carried-bug")]
+    await run_until_idle(inboxes, Inbox(store, dispatcher, workers=1), *deliveries)
+
+    ends: dict[object, logging.LogRecord] = {}
+    for _ in range(1000):  # idle once stored; each line follows its store turn
+        ends = {r.args[0]: r for r in caplog.records if r.msg == LOG_OUTCOME}  # type: ignore[index]
+        if len(ends) == len(deliveries):
+            break
+        await asyncio.sleep(0)
+    assert ends["refused"].exc_info is None
+    assert "cannot be routed" in ends["refused"].getMessage()
+    raw, carried = ends["raw-bug"].exc_info, ends["carried-bug"].exc_info
+    assert raw is not None
+    assert raw[0] is ZeroDivisionError
+    assert carried is not None
+    assert carried[0] is KeyError
+    assert len([r for r in caplog.records if r.exc_info]) == 2

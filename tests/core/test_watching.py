@@ -1,4 +1,5 @@
-"""Watching the service: /metrics, JSON log lines with the delivery's fields, /readyz."""
+"""Watching the service: /metrics, JSON log lines with the delivery's fields, /readyz
+(the database only)."""
 
 from __future__ import annotations
 
@@ -213,10 +214,6 @@ async def test_metrics_show_no_secret(tmp_path: Path) -> None:
     assert [secret for secret in secrets if secret in text] == []
 
 
-async def installation_answer(request: web.Request) -> web.StreamResponse:
-    return web.json_response({"id": 7})
-
-
 async def refused_answer(request: web.Request) -> web.StreamResponse:
     return web.json_response({"message": "A JSON web token could not be decoded"}, status=401)
 
@@ -240,29 +237,18 @@ def with_github(tmp_path: Path, url: str) -> Settings:
     )
 
 
-async def test_ready_when_the_database_github_and_inbox_are_fine(
+async def test_ready_whatever_github_says_and_without_asking_it(
     tmp_path: Path, aiohttp_server: Callable[..., Any]
 ) -> None:
-    scripted, url = await github_stand_in(aiohttp_server, installation_answer)
+    # GitHub refusing the App is every replica's problem at once: readiness must not
+    # take them all out of the Service for it (doctor and /status say it instead).
+    scripted, url = await github_stand_in(aiohttp_server, refused_answer)
     async with serving(with_github(tmp_path, url), [Handlers().router]) as service:
         first = await get(service, "/readyz")
         second = await get(service, "/readyz")
     assert first == (200, json.dumps({"status": READY}))
     assert second[0] == 200
-    # The JWT check stands for a while: probes do not cost a GitHub request each.
-    assert len(scripted.seen("GET", "/repos/o/r/installation")) == 1
-
-
-async def test_not_ready_when_the_app_credentials_are_refused(
-    tmp_path: Path, aiohttp_server: Callable[..., Any]
-) -> None:
-    _, url = await github_stand_in(aiohttp_server, refused_answer)
-    async with serving(with_github(tmp_path, url), [Handlers().router]) as service:
-        status, text = await get(service, "/readyz")
-    assert status == 503
-    answer = json.loads(text)
-    assert answer["status"] == NOT_READY
-    assert list(answer["failing"]) == [readiness.GITHUB]
+    assert scripted.seen("GET", "/repos/o/r/installation") == []
 
 
 async def test_not_ready_when_the_database_is_closed(tmp_path: Path) -> None:
@@ -272,27 +258,25 @@ async def test_not_ready_when_the_database_is_closed(tmp_path: Path) -> None:
         status, text = await get(service, "/readyz")
         metrics_status, metrics_text = await get(service, "/metrics")
     assert status == 503
-    assert list(json.loads(text)["failing"]) == [readiness.DATABASE]
+    answer = json.loads(text)
+    assert answer["status"] == NOT_READY
+    assert list(answer["failing"]) == [readiness.DATABASE]
     # The counters still show; the inbox's depth, unreadable, is left out.
     assert metrics_status == 200
     assert "followup_bot_inbox_deliveries" not in metrics_text
 
 
-async def test_not_ready_when_the_inbox_is_stuck(tmp_path: Path) -> None:
+async def test_ready_while_the_inbox_is_behind_which_metrics_show(tmp_path: Path) -> None:
     now = [1_000_000.0]
     async with serving(
         settings_for(tmp_path / "bot.db"), [Handlers().router], clock=lambda: now[0]
     ) as service:
         await service.inbox.stop()  # workers gone: what is queued stays queued
         await service.post("d1", push_body())
-        now[0] += readiness.STUCK_AFTER / 2
-        assert (await get(service, "/readyz"))[0] == 200  # not for long enough yet
-        now[0] += readiness.STUCK_AFTER
+        now[0] += 3600.0
         status, text = await get(service, "/readyz")
         _, metrics_text = await get(service, "/metrics")
-    assert status == 503
-    assert list(json.loads(text)["failing"]) == [readiness.INBOX]
+    assert (status, json.loads(text)) == (200, {"status": READY})
     found = samples(metrics_text)
     assert found["followup_bot_inbox_deliveries", (("status", "queued"),)] == 1
-    age = found["followup_bot_inbox_oldest_queued_age_seconds", ()]
-    assert age == readiness.STUCK_AFTER * 1.5
+    assert found["followup_bot_inbox_oldest_queued_age_seconds", ()] == 3600.0

@@ -24,8 +24,9 @@ SHA_B = "b" * 40
 
 INTRO = (
     "What followup-bot knows about this repository's pins, allowlist entries and "
-    "retries. The bot edits this issue when something changes; edits by hand are "
-    "overwritten. Comment `@bot help` on a bump PR for the commands."
+    "retries. The bot compares this issue with what it knows on every reconcile tick "
+    "and rewrites it when they differ, so an edit by hand is undone at the next tick. "
+    "Comment `@bot help` on a bump PR for the commands."
 )
 
 

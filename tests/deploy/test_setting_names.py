@@ -16,6 +16,7 @@ TEST_RUN_NAMES = {
     "FOLLOWUP_BOT_TEST_POSTGRES",
     "FOLLOWUP_BOT_OCTOKIT_NODE_MODULES",
     "FOLLOWUP_BOT_PG_BINDIR",
+    "FOLLOWUP_BOT_SCREENSHOTS",  # `make screenshots`: where the browser tests write PNGs
 }
 
 

@@ -8,6 +8,11 @@ requests with a server error and 2 % with a rate limit; now and then a replica i
 with SIGKILL and started again. Afterwards every delivery a replica accepted (202) is
 done or failed with a reason, and the stand-ins hold no duplicate PR, push, comment,
 retry or merge.
+
+A shorter run adds an outage: two replicas on a PostgreSQL server of the test's own,
+ghost writes besides the 5xx, and the server stopped in the middle and started again
+while deliveries keep coming (refused with 503, redelivered afterwards). No delivery
+fails for the outage, and the same checks hold.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import pytest
 from bot.commands.replies import MARKER_REPLY
 from sandbox.harness import BUILDKITE_TOKEN, Harness
 from sandbox.ports import free_port
+from sandbox.postgres_server import PostgresServer, create_database, start_server
 from sandbox.served import Served, serve, serve_env
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM
 from sandbox.webhook_balancer import WebhookBalancer
@@ -54,6 +60,20 @@ KILL_EVERY = 45  # deliveries between two kills, on average
 QUIET_TIMEOUT = 240.0
 REPLY = re.compile(re.escape(MARKER_REPLY).replace(r"\{comment\}", r"(\d+)"))
 ACTIONS = ("merge", "help", "help", "help", "retry", "approve", "build", "redeliver")
+# The outage run: fewer deliveries, ghost writes too, and this many actions (each a
+# delivery or so, all refused) while the database is down.
+OUTAGE_DELIVERIES = 160
+OUTAGE_FAULTS: dict[str, Any] = FAULTS | {"ghost_rate": 0.03}
+OUTAGE_ACTIONS = 8
+# Words of a failure that would be the outage's, had it failed a delivery.
+OUTAGE_WORDS = (
+    "ConnectionDoesNotExistError",
+    "CannotConnectNowError",
+    "AdminShutdownError",
+    "ConnectionRefusedError",
+    "InterfaceError",
+    "InternalClientError",
+)
 
 
 class Replica:
@@ -137,6 +157,8 @@ class Chaos:
         self.kills = 0
         self.contributor = 0
         self.next_kill = KILL_EVERY
+        self.outages = 0
+        self.refused_in_outage = 0
 
     def sent(self) -> int:
         return len(self.env.sandbox.deliveries) + len(self.env.ci.deliveries)
@@ -177,6 +199,17 @@ class Chaos:
         await victim.kill()
         self.kills += 1
         await victim.start()
+
+    async def outage(self, server: PostgresServer) -> None:
+        """The database stops under the replicas, deliveries keep coming, it starts again."""
+        await asyncio.to_thread(server.halt)
+        first = len(self.env.sandbox.deliveries)
+        for _ in range(OUTAGE_ACTIONS):
+            await self.act()
+        during = self.env.sandbox.deliveries[first:]
+        self.refused_in_outage = sum(1 for d in during if d.status == 503)
+        await asyncio.to_thread(server.resume)
+        self.outages += 1
 
     async def redeliver_refused(self) -> None:
         """As an operator does with GitHub's "Redeliver": every delivery no replica took."""
@@ -223,11 +256,35 @@ async def test_one_replica_on_sqlite_killed_under_faults(
     await run_chaos(ci_env, balancer, tmp_path, str(tmp_path / "chaos.sqlite3"), replicas=1)
 
 
-async def run_chaos(
-    env: Harness, balancer: WebhookBalancer, tmp_path: Path, database: str, *, replicas: int
+async def test_two_replicas_on_postgres_through_an_outage_under_faults(
+    ci_env: Harness, balancer: WebhookBalancer, tmp_path: Path
 ) -> None:
-    """The run and its checks: nothing lost, nothing written twice."""
+    server = await asyncio.to_thread(start_server)  # this test's own: it is stopped
+    try:
+        database = await create_database(server.url)
+        await run_chaos(
+            ci_env, balancer, tmp_path, database, replicas=2, outage_of=server, min_kills=2
+        )
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+async def run_chaos(
+    env: Harness,
+    balancer: WebhookBalancer,
+    tmp_path: Path,
+    database: str,
+    *,
+    replicas: int,
+    outage_of: PostgresServer | None = None,
+    min_kills: int = 3,
+) -> None:
+    """The run and its checks: nothing lost, nothing written twice; with ``outage_of``,
+    a shorter run with ghost writes that stops that server in the middle of it."""
     count = replicas
+    deliveries, faults = (
+        (DELIVERIES, FAULTS) if outage_of is None else (OUTAGE_DELIVERIES, OUTAGE_FAULTS)
+    )
     seed_landing(env, config=CONFIG + LANDING)
     env.ci.set_retry_outcome("gpu-a", state="passed")
     env.sandbox.webhook_url = balancer.url + "/webhooks/github"
@@ -242,11 +299,13 @@ async def run_chaos(
         for replica in served:
             await replica.start()
         chaos.contributor = await contributor_pr(env)
-        env.sandbox.faults.randomly(seed=31, **FAULTS)
-        env.ci.faults.randomly(seed=32, **FAULTS)
-        while chaos.sent() < DELIVERIES:
+        env.sandbox.faults.randomly(seed=31, **faults)
+        env.ci.faults.randomly(seed=32, **faults)
+        while chaos.sent() < deliveries:
             await chaos.act()
             await chaos.maybe_kill()
+            if outage_of is not None and not chaos.outages and chaos.sent() >= deliveries // 2:
+                await chaos.outage(outage_of)
         await chaos.redeliver_refused()
         await chaos.quiet(database)
         rows = await inbox_rows(database)
@@ -261,10 +320,18 @@ async def run_chaos(
     assert accepted <= stored.keys()
     assert {status for status, _ in stored.values()} <= {"done", "failed"}
     assert all(error for status, error in stored.values() if status == "failed")
-    assert chaos.sent() >= DELIVERIES
-    assert chaos.kills >= 3
+    assert chaos.sent() >= deliveries
+    assert chaos.kills >= min_kills
+    if outage_of is not None:
+        assert chaos.outages == 1
+        assert chaos.refused_in_outage > 0  # the outage was one: deliveries met it
+        failed_for_it = [e for s, e in stored.values() if s == "failed" and e]
+        assert not [e for e in failed_for_it if any(w in e for w in OUTAGE_WORDS)]
+    written_once(env, chaos)
 
-    # Nothing written twice.
+
+def written_once(env: Harness, chaos: Chaos) -> None:
+    """Nothing written twice: PRs, pushes, command replies, job retries, merges."""
     open_bumps = [p for p in bump_pulls(env) if p["state"] == "open"]
     assert len(open_bumps) <= 1
     pushes = branch_pushes(env)

@@ -137,11 +137,13 @@ def test_missing_settings_are_failures_with_the_fix() -> None:
     assert fixes.FIX_SETTINGS in out.getvalue()
 
 
-async def test_the_command_as_a_process(ci_env: Harness) -> None:
+async def test_the_command_as_a_process(ci_env: Harness, tmp_path: Path) -> None:
     seed(ci_env)
     settings = ci_env.settings
     env = {
         "PATH": os.environ.get("PATH", ""),
+        # The default database, under a state folder of this test's: not created yet.
+        "XDG_STATE_HOME": str(tmp_path / "state"),
         "FOLLOWUP_BOT_WEBHOOK_SECRET": settings.webhook_secret,
         "FOLLOWUP_BOT_APP_ID": settings.app_id,
         "FOLLOWUP_BOT_PRIVATE_KEY": settings.private_key,

@@ -54,6 +54,14 @@ PAYLOADS: dict[str, dict[str, Any]] = {
             "pull_request": {"url": "https://api.github.com/repos/someone/else/pulls/2"},
         },
     },
+    "retry-outcomes": {"repository": {"full_name": UNSERVED}, "pull_request": {"number": 5}},
+    "landing": {
+        "repository": {"full_name": UNSERVED},
+        "pull_request": {"number": 5},
+        "why": "build #7",
+        "pipeline": "ci",
+        "build": 7,
+    },
     "pull_request_review": {
         "action": "submitted",
         "repository": {"full_name": UNSERVED},
@@ -334,6 +342,25 @@ CASES: dict[Handler, tuple[str, list[Case]]] = {
             *REPOSITORY_CASES,
             ({"ref_type": _ABSENT}, missing("ref_type")),
             ({"ref_type": 1}, wrong("ref_type", INTEGER, STRING)),
+        ],
+    ),
+    handlers.commands.on_retry_outcomes: (
+        "retry-outcomes",
+        [
+            *REPOSITORY_CASES,
+            ({"pull_request": None}, missing("pull_request.number")),
+            ({"pull_request.number": "5"}, wrong("pull_request.number", STRING, INTEGER)),
+        ],
+    ),
+    handlers.landing.on_follow_up: (
+        "landing",
+        [
+            *REPOSITORY_CASES,
+            ({"pull_request": None}, missing("pull_request.number")),
+            ({"pull_request.number": "5"}, wrong("pull_request.number", STRING, INTEGER)),
+            ({"why": _ABSENT}, missing("why")),
+            ({"pipeline": 3}, wrong("pipeline", INTEGER, STRING)),
+            ({"build": "7"}, wrong("build", STRING, INTEGER)),
         ],
     ),
     handlers.bump.on_release_published: ("release", REPOSITORY_CASES),

@@ -3,6 +3,7 @@ downloaded)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import zlib
@@ -78,3 +79,47 @@ def read_png(data: bytes) -> Png:
     # Each scanline starts with its filter byte; a filtered row of a blank image repeats.
     rows = {raw[i * stride + 1 : (i + 1) * stride] for i in range(height)}
     return Png(width, height, len(rows))
+
+
+PHONE_WIDTH, PHONE_HEIGHT = 390, 844
+# Where the browser tests write the docs' screenshots (``make screenshots`` sets it); unset,
+# no file is written, so a normal run never rewrites the tracked images.
+SCREENSHOTS = "FOLLOWUP_BOT_SCREENSHOTS"
+
+
+def viewport(driver: WebDriver, width: int, height: int) -> None:
+    """The page's viewport (CSS pixels, one device pixel each): a phone's is narrower
+    than the smallest window a desktop browser opens."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < WIDTH},
+    )
+
+
+def overflow(driver: WebDriver) -> tuple[int, int]:
+    """The page's scroll width and the viewport's width (no horizontal scroll: the first
+    is at most the second)."""
+    found = driver.execute_script(
+        "return [document.scrollingElement.scrollWidth, window.innerWidth]"
+    )
+    return int(found[0]), int(found[1])
+
+
+def keep_screenshot(driver: WebDriver, name: str) -> Path | None:
+    """The whole page as ``<name>.png`` in the screenshots folder, when one is asked for."""
+    folder = os.environ.get(SCREENSHOTS)
+    if not folder:
+        return None
+    height = int(driver.execute_script("return document.scrollingElement.scrollHeight"))
+    width = int(driver.execute_script("return window.innerWidth"))
+    viewport(driver, width, min(height, MAX_SHOT_HEIGHT))
+    try:
+        target = Path(folder) / f"{name}.png"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(driver.get_screenshot_as_png())
+    finally:
+        viewport(driver, width, HEIGHT if width == WIDTH else PHONE_HEIGHT)
+    return target
+
+
+MAX_SHOT_HEIGHT = 2400  # a long page is cut there: the docs show its top

@@ -15,15 +15,21 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
 from bot.main_red.state import SignalDoc
 from bot.routing_check.migrate_pr import MigrationState
+from bot.status.read import StatusSources
+from bot.status.route import status_view
 from bot.store.kinds import Kind, migration_key, signal_key
+from bot.store.outage import Outage
 from bot.store.protocol import Delivery
 from sandbox.harness import Harness, harness
 from sandbox.scenario import World
@@ -43,6 +49,7 @@ MIGRATION_PR = 4242
 RED_ISSUE = 77
 FAILED_DELIVERY = "status-page-malformed"
 STARTUP_TIMEOUT = 120.0
+DOWN_SINCE = 1_754_000_000.0  # when the stand-in database went away
 
 
 @dataclass
@@ -103,9 +110,18 @@ async def record(env: Harness) -> None:
     await env.settle(expect_failures=True)
 
 
+async def nothing(env: Harness) -> None:
+    """The empty world: the bot started, nothing recorded yet."""
+    await env.start()
+
+
 @contextmanager
-def serve_world(workdir: Path) -> Iterator[ServedWorld]:
-    """The recorded world, its bot serving until the context ends."""
+def serve_world(
+    workdir: Path,
+    make: Callable[[Harness], Awaitable[None]] = record,
+    status_token: str | None = None,
+) -> Iterator[ServedWorld]:
+    """The world ``make`` records, its bot serving until the context ends."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="status-world", daemon=True)
     thread.start()
@@ -113,9 +129,15 @@ def serve_world(workdir: Path) -> Iterator[ServedWorld]:
     ready: asyncio.Future[Harness] = loop.create_future()
 
     async def main() -> None:
-        async with harness(workdir, repositories=(DOWNSTREAM,), start=False, buildkite=True) as env:
+        async with harness(
+            workdir,
+            repositories=(DOWNSTREAM,),
+            start=False,
+            buildkite=True,
+            status_token=status_token,
+        ) as env:
             try:
-                await record(env)
+                await make(env)
             except BaseException as exc:
                 ready.set_exception(exc)
                 raise
@@ -138,3 +160,44 @@ def serve_world(workdir: Path) -> Iterator[ServedWorld]:
 
 async def _wait(future: asyncio.Future[Harness]) -> Harness:
     return await future
+
+
+class Unreachable:
+    """A store whose database does not answer: every read is refused, as a stopped
+    PostgreSQL's connection is."""
+
+    def __init__(self) -> None:
+        self.outage = Outage(lambda: DOWN_SINCE)
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[None]]:
+        async def refused(*args: object, **kwargs: object) -> None:
+            raise ConnectionRefusedError(111, "Connect call failed")
+
+        return refused
+
+
+@contextmanager
+def serve_unreachable() -> Iterator[str]:
+    """``/status`` alone over a database that does not answer; its address."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="status-down", daemon=True)
+    thread.start()
+    app = web.Application()
+    app.router.add_get(
+        "/status",
+        status_view(
+            token=None,
+            sources=lambda: StatusSources(Unreachable()),  # type: ignore[arg-type]
+            repositories=(DOWNSTREAM,),
+            clock=lambda: DOWN_SINCE + 60,
+        ),
+    )
+    server = TestServer(app, host="127.0.0.1")
+    try:
+        asyncio.run_coroutine_threadsafe(server.start_server(), loop).result(STARTUP_TIMEOUT)
+        yield str(server.make_url("/status"))
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result(STARTUP_TIMEOUT)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(STARTUP_TIMEOUT)
+        loop.close()
