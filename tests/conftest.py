@@ -215,6 +215,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = terminalreporter.stats.get("skipped", [])
     count = sum(1 for report in skipped if real_data.SETTING in str(report.longrepr))
     message = real_data.MSG_ABSENT.format(
-        path=real_data.pack_root(), setting=real_data.SETTING, count=count
+        path=real_data.pack_root(),
+        setting=real_data.SETTING,
+        count=count,
+        tests="test" if count == 1 else "tests",
     )
     terminalreporter.write_line(message)

@@ -18,7 +18,7 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parent.parent
 SETTING = "FOLLOWUP_BOT_REAL_DATA"
-MSG_ABSENT = "vLLM's real-data pack is not at {path} (set {setting}): {count} tests skipped"
+MSG_ABSENT = "vLLM's real-data pack is not at {path} (set {setting}): {count} {tests} skipped"
 BUILDS = ("main", "pr", "nightly")
 # The generator inputs of each recorded build, as `followup-bot routes` takes them
 # (the pack's README): the PR build's branch is a contributor's, the PR number 12345.

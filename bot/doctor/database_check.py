@@ -29,6 +29,7 @@ from bot.store.open import store_for
 from bot.store.protocol import Store
 
 CHECK_DATABASE = "database"
+CHECK_INBOX = "inbox"
 CHECK_DASHBOARD = "dashboard {repo}"
 
 DETAIL_WRITABLE = "{database}: current schema, a write taken and undone"
@@ -42,6 +43,11 @@ DETAIL_FOREIGN = (
     "issue #{issue} was written by another deployment ({writer}), not by this one "
     "({deployment}): this one leaves it alone"
 )
+DETAIL_INBOX = "{queued} queued (oldest {age}), {running} running"
+DETAIL_INBOX_EMPTY = "nothing queued, {running} running"
+# A delivery queued this long means no worker takes work (none running, or all stuck):
+# fifteen minutes is past every retry's backoff but one rate-limit wait.
+INBOX_STALE_SECONDS = 15 * 60
 # The store's own words for a database that answers but is not at the current schema.
 SCHEMA_WORDS = ("schema", "not a followup-bot database")
 
@@ -53,6 +59,7 @@ async def check_database(settings: Settings, repositories: Sequence[str]) -> lis
         Path(settings.database).exists
     ):
         results = [skipped(CHECK_DATABASE, DETAIL_NOT_CREATED.format(database=database))]
+        results.append(skipped(CHECK_INBOX, DETAIL_NOT_CREATED.format(database=database)))
         return results + _skipped_dashboards(repositories, DETAIL_NO_DASHBOARD)
     blocking = BlockingRunner(max_workers=1)
     store = store_for(settings.database, blocking, access=Access.WRITE)
@@ -60,22 +67,40 @@ async def check_database(settings: Settings, repositories: Sequence[str]) -> lis
         async with asyncio.timeout(settings.http_timeout):
             await store.open()
             await _probe(store)
+            inbox = await _inbox(store)
             dashboards = [await _dashboard(store, repo, settings) for repo in repositories]
     except TimeoutError:
         detail = DETAIL_TIMED_OUT.format(database=database, seconds=settings.http_timeout)
         failure = failed(CHECK_DATABASE, detail, fixes.FIX_DATABASE_UNREACHABLE)
-        return [failure, *_skipped_dashboards(repositories, DETAIL_NEEDS_DATABASE)]
+        return [failure, *_skipped_rest(repositories)]
     except (StoreUnavailable, OSError, sqlite3.Error, asyncpg.PostgresError) as exc:
         error = str(exc) or type(exc).__name__
         schema = isinstance(exc, StoreUnavailable) and any(w in error for w in SCHEMA_WORDS)
         fix = fixes.FIX_DATABASE_SCHEMA if schema else fixes.FIX_DATABASE_UNREACHABLE
         detail = DETAIL_FAILED.format(database=database, error=error.replace("\n", " "))
         failure = failed(CHECK_DATABASE, detail, fix)
-        return [failure, *_skipped_dashboards(repositories, DETAIL_NEEDS_DATABASE)]
+        return [failure, *_skipped_rest(repositories)]
     finally:
         await store.close()
         blocking.close()
-    return [ok(CHECK_DATABASE, DETAIL_WRITABLE.format(database=database)), *dashboards]
+    return [ok(CHECK_DATABASE, DETAIL_WRITABLE.format(database=database)), inbox, *dashboards]
+
+
+async def _inbox(store: Store) -> CheckResult:
+    """The inbox's depth and oldest age (readiness leaves them out: a slow GitHub must not
+    take every replica out of service at once, so an operator sees them here)."""
+    stats = await store.inbox_stats()
+    if stats.oldest_queued_at is None:
+        return ok(CHECK_INBOX, DETAIL_INBOX_EMPTY.format(running=stats.running))
+    age = max(0.0, time.time() - stats.oldest_queued_at)
+    detail = DETAIL_INBOX.format(queued=stats.queued, age=_age(age), running=stats.running)
+    if age > INBOX_STALE_SECONDS:
+        return failed(CHECK_INBOX, detail, fixes.FIX_INBOX_STALE)
+    return ok(CHECK_INBOX, detail)
+
+
+def _age(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 async def _probe(store: Store) -> None:
@@ -106,6 +131,11 @@ async def _dashboard(store: Store, repo: str, settings: Settings) -> CheckResult
     if isinstance(record.get("issue"), int):
         return ok(check, DETAIL_OURS.format(issue=record["issue"], deployment=deployment))
     return ok(check, DETAIL_NO_DASHBOARD)
+
+
+def _skipped_rest(repositories: Sequence[str]) -> list[CheckResult]:
+    inbox = skipped(CHECK_INBOX, DETAIL_NEEDS_DATABASE)
+    return [inbox, *_skipped_dashboards(repositories, DETAIL_NEEDS_DATABASE)]
 
 
 def _skipped_dashboards(repositories: Sequence[str], detail: str) -> list[CheckResult]:

@@ -45,6 +45,10 @@ FIX_DATABASE_UNREACHABLE = (
     "check FOLLOWUP_BOT_DATABASE (a SQLite file's path, or the postgresql:// URL: host, "
     "port, user, password, database) and that the database accepts connections from here"
 )
+FIX_INBOX_STALE = (
+    "no worker has taken the oldest delivery: check that a replica runs (/healthz), read its "
+    "log, and list what waits with followup-bot deliveries list"
+)
 FIX_DATABASE_SCHEMA = "run followup-bot migrate with the same FOLLOWUP_BOT_DATABASE"
 FIX_FOREIGN_DASHBOARD = (
     "if this deployment replaces that one (a move to a new database), set {setting}={value} "

@@ -425,11 +425,6 @@ class GitHubApp:
             if known == installation_id:
                 del self._repo_installations[name]
 
-    async def check_credentials(self, full_name: str) -> None:
-        """Ask GitHub, with the App's JWT, which installation covers ``full_name``: raises
-        unless the key, the App id and the installation all hold (readiness)."""
-        self._repo_installations[full_name] = await self._find_installation(full_name)
-
     async def _find_installation(self, full_name: str) -> int:
         owner, _, repo = full_name.partition("/")
         if not owner or not repo or "/" in repo:

@@ -116,9 +116,6 @@ class Inbox:
         self._stopping = False
         self._parsed: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
         self._metrics = metrics if metrics is not None else Metrics()
-        # When an attempt's end was last stored (or the inbox started): readiness
-        # tells a stuck inbox from a quiet one by it.
-        self.last_end_at = clock()
 
     def wants(self, source: str, event: str, payload: Mapping[str, Any]) -> bool:
         """Whether any handler takes this delivery (without a router: assume so)."""
@@ -141,7 +138,6 @@ class Inbox:
             raise RuntimeError(ALREADY_STARTED)
         self._stopping = False
         self._busy.clear()  # subjects held by workers of a previous start
-        self.last_end_at = self._clock()
         requeued = await self._store.requeue_running()
         # Work other replicas queue (or subjects they free) rings here too.
         self._store.set_wakeup(self._ring)
@@ -352,7 +348,6 @@ class Inbox:
     def _recorded(self, ended: AttemptEnd) -> None:
         """The store has ``ended``: log and count it, and tell ``wait_idle`` something moved."""
         delivery = ended.delivery
-        self.last_end_at = self._clock()
         self._metrics.delivery(delivery.source, delivery.event, ENDED[ended.settlement.status])
         with attempt_logged(delivery):
             self._log(delivery, ended.result, level=ended.level, cause=ended.cause)

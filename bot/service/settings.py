@@ -243,7 +243,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         f"{PREFIX}STATUS_TOKEN",
         "status_token",
         None,
-        "Token GET /status asks for, as `Authorization: Bearer` + the token; open if unset.",
+        "Token /status asks for: `Authorization: Bearer` + the token (scripts), or the "
+        "sign-in form and its session cookie (browsers); open if unset.",
     ),
     EnvVar(
         f"{PREFIX}ADOPT_DASHBOARD",
