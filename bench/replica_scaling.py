@@ -29,7 +29,7 @@ from pathlib import Path
 
 import asyncpg
 
-from bot.service.followups import sync_delivery
+from bot.context.followups import sync_delivery
 from bot.store.access import Access
 from bot.store.postgres import PostgresStore
 from bot.store.protocol import Store

@@ -226,9 +226,9 @@ def serve(kind: str, port: int, workdir: Path, workers: int | None, database: st
         app = web.Application()
         app.router.add_post("/webhooks/github", bare)
     else:
-        from bot.service import log_context
+        from bot.core import log_context
+        from bot.core.settings import Settings
         from bot.service.app import create_app
-        from bot.service.settings import Settings
         from sandbox.keys import generate_app_key
 
         private_key, _ = generate_app_key()
@@ -248,7 +248,7 @@ def serve(kind: str, port: int, workdir: Path, workers: int | None, database: st
             os.environ.get("BENCH_LOG_LEVEL", settings.log_level),
             os.environ.get("BENCH_LOG_FORMAT", settings.log_format),
         )
-        from bot.service.access_log import AccessLogger
+        from bot.core.access_log import AccessLogger
 
         web.run_app(
             create_app(settings),

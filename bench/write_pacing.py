@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import aiohttp
 
+from bot.core.pacing import Pacer
 from bot.github.client import (
     DEFAULT_CONCURRENCY,
     WRITES_PER_MINUTE,
@@ -34,7 +35,6 @@ from bot.github.client import (
     GitHubClient,
     github_pacer,
 )
-from bot.service.pacing import Pacer
 from sandbox.harness import APP_ID, app_key, harness
 
 REPO = "bench/downstream"

@@ -14,13 +14,13 @@ from pathlib import Path
 from gidgethub import routing, sansio
 
 from bot.allowlist import intake
+from bot.context.build_scope import build_event, on_default_branch, scope_of
+from bot.context.handler_ids import handler_id
+from bot.context.scope import repo_scope
+from bot.context.services import Services
+from bot.core.payload import field
+from bot.core.sources import BUILD_FINISHED, RECONCILE_EVENT
 from bot.pins.text import BRANCH_PREFIX
-from bot.service.build_scope import build_event, on_default_branch, scope_of
-from bot.service.dispatch import handler_id
-from bot.service.payload import field
-from bot.service.scope import repo_scope
-from bot.service.services import Services
-from bot.service.sources import BUILD_FINISHED, RECONCILE_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()

@@ -17,15 +17,16 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
+from bot.allowlist.replay import replay_prunes
 from bot.config.models import PinConfig
+from bot.context.followups import sync_delivery
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core.payload import field, optional
+from bot.core.sources import RECONCILE_EVENT, SYNC_EVENT
 from bot.pins import bump
 from bot.pins import text as bump_text
 from bot.pins.changed import main_push_selection, touches
-from bot.service.dispatch import handler_id
-from bot.service.followups import sync_delivery
-from bot.service.payload import field, optional
-from bot.service.services import Services
-from bot.service.sources import RECONCILE_EVENT, SYNC_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()
@@ -55,6 +56,7 @@ async def _sync(
         head_by_compare=head_by_compare,
         bot_login=services.settings.bot_login,
         cache=services.cache,
+        replay_prunes=replay_prunes,
     )
 
 

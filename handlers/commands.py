@@ -15,14 +15,14 @@ from gidgethub import routing, sansio
 
 from bot.commands import flow as commands_flow
 from bot.commands.flow import Comment
+from bot.context.followups import RETRY_OUTCOMES_EVENT, pr_delivery
+from bot.context.handler_ids import handler_id
+from bot.context.scope import repo_scope
+from bot.context.services import Services
+from bot.core.payload import field, optional
+from bot.core.sources import JOB_FINISHED
 from bot.retry import outcomes as retry_outcomes
 from bot.retry.sticky import write_sticky
-from bot.service.dispatch import handler_id
-from bot.service.followups import RETRY_OUTCOMES_EVENT, pr_delivery
-from bot.service.payload import field, optional
-from bot.service.scope import repo_scope
-from bot.service.services import Services
-from bot.service.sources import JOB_FINISHED
 
 log = logging.getLogger(__name__)
 router = routing.Router()

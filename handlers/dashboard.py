@@ -7,13 +7,13 @@ import logging
 
 from gidgethub import routing, sansio
 
-from bot.config.load import load_config
 from bot.config.models import DEFAULT_HANDLE
+from bot.context.config_load import load_config
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core.payload import field
+from bot.core.sources import RECONCILE_EVENT
 from bot.dashboard.flow import collect, render, upsert_dashboard
-from bot.service.dispatch import handler_id
-from bot.service.payload import field
-from bot.service.services import Services
-from bot.service.sources import RECONCILE_EVENT
 from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)

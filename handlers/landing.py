@@ -7,7 +7,7 @@ the pin's cooldown). A reconcile tick looks again at landings waiting for the fu
 Each handler only filters and calls into ``bot.landing``. A landing's comments and
 state have one writer at a time across replicas: what a status, a check run, a finished
 build or a tick brings (each of its own subject) is handed to a follow-up delivery under
-the PR's subject (``bot.service.followups``), the one its reviews and pushes run under.
+the PR's subject (``bot.context.followups``), the one its reviews and pushes run under.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ from typing import Any
 from gidgethub import routing, sansio
 
 from bot.buildkite.pipelines import repository_of
+from bot.context.followups import LANDING_EVENT, pr_delivery
+from bot.context.handler_ids import handler_id
+from bot.context.scope import RepoScope, repo_scope
+from bot.context.services import Services
+from bot.core.payload import Payload, each, field, optional, user_login
+from bot.core.sources import BUILD_FINISHED, RECONCILE_EVENT
 from bot.github.bot_branches import PROPOSAL_PREFIXES, proposal_key
 from bot.github.changes import Repo
 from bot.landing import approval as approving
@@ -28,12 +34,6 @@ from bot.landing import state as landing_state
 from bot.landing import tick, withdraw
 from bot.landing.rules import CHECK_CONCLUSIONS_OK
 from bot.landing.state import Approval
-from bot.service.dispatch import handler_id
-from bot.service.followups import LANDING_EVENT, pr_delivery
-from bot.service.payload import Payload, each, field, optional, user_login
-from bot.service.scope import RepoScope, repo_scope
-from bot.service.services import Services
-from bot.service.sources import BUILD_FINISHED, RECONCILE_EVENT
 from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)

@@ -14,13 +14,13 @@ import logging
 from gidgethub import routing, sansio
 
 from bot.buildkite import job_states
+from bot.context.build_scope import build_event, on_default_branch, scope_of
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core.payload import field
+from bot.core.sources import BUILD_FINISHED, JOB_FINISHED
 from bot.images.check import is_nightly, on_failed_job, on_nightly_build
 from bot.main_red.flow import main_build_finished
-from bot.service.build_scope import build_event, on_default_branch, scope_of
-from bot.service.dispatch import handler_id
-from bot.service.payload import field
-from bot.service.services import Services
-from bot.service.sources import BUILD_FINISHED, JOB_FINISHED
 
 log = logging.getLogger(__name__)
 router = routing.Router()

@@ -7,13 +7,13 @@ import logging
 
 from gidgethub import routing, sansio
 
+from bot.context.handler_ids import handler_id
+from bot.context.scope import repo_scope
+from bot.context.services import Services
+from bot.core.payload import field
+from bot.core.sources import RECONCILE_EVENT
 from bot.routing_check.flow import PullHead, check_pull
 from bot.routing_check.migrate import reconcile_migrations
-from bot.service.dispatch import handler_id
-from bot.service.payload import field
-from bot.service.scope import repo_scope
-from bot.service.services import Services
-from bot.service.sources import RECONCILE_EVENT
 
 log = logging.getLogger(__name__)
 router = routing.Router()

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.context.services import Services
+from bot.core.settings import Settings
 from bot.service.app import INBOX, SERVICES, create_app
 from bot.service.inbox import Inbox
-from bot.service.services import Services
-from bot.service.settings import Settings
 from bot.store.protocol import DeliveryRecord, DeliveryStatus
 from sandbox.buildkite_server import BuildkiteSandbox
 from sandbox.contract import Contract

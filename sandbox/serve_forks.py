@@ -107,8 +107,8 @@ def load_app_key(env: dict[str, str]) -> None:
     the crash and chaos tests start hundreds of children with one key file. A key that does
     not load is not kept: the child meets the same error and reports it as the bot would.
     """
+    from bot.core.settings import private_key_of
     from bot.github.auth import signing_key
-    from bot.service.settings import private_key_of
 
     private_key = private_key_of(env)  # read as the child's settings will read it
     if private_key is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import is_hypothesis_test, settings
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.postgres import PostgresStore
 from bot.store.protocol import Store
 from bot.store.sqlite import SQLiteStore

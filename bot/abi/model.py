@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.service.errors import PermanentError
+from bot.core.errors import PermanentError
 
 DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 

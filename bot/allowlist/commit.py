@@ -13,10 +13,10 @@ from gidgethub.abc import GitHubAPI
 
 from bot.allowlist import text as allowlist_text
 from bot.config.models import AllowlistConfig
+from bot.core.blocking import BlockingRunner
 from bot.edit.allowlist import edit_allowlist, read_allowlist
 from bot.github import changes
 from bot.github.changes import BranchHead, FileEdit, Repo
-from bot.service.blocking import BlockingRunner
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import fnmatch
 from bot.allowlist import text as allowlist_text
 from bot.allowlist.commit import AllowlistFile
 from bot.config.models import PinConfig
+from bot.context.scope import RepoScope
 from bot.github import effects
-from bot.service.scope import RepoScope
 
 
 class AllowlistOutcome(enum.StrEnum):

@@ -10,15 +10,15 @@ import aiohttp
 
 from bot.abi.judge import audit_wheel
 from bot.allowlist.evidence import audit_run_from_build, run_from_wheel
+from bot.allowlist.evidence_record import record_allowlist_evidence
 from bot.allowlist.follow_up import allowlist_file
 from bot.allowlist.on_bump import follow_up_bump
 from bot.allowlist.stale_pr import follow_up_main
 from bot.buildkite.wheels import fetch_wheel, wheel_url
-from bot.dashboard.flow import record_allowlist_evidence
+from bot.context.scope import RepoScope
+from bot.core.errors import PermanentError
 from bot.github.default_branch import default_branch_head, default_branch_name
 from bot.pins import text as bump_text
-from bot.service.errors import PermanentError
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)

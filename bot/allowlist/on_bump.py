@@ -26,11 +26,11 @@ from bot.allowlist.commit import Edit, plan_edit
 from bot.allowlist.evidence import AuditRun
 from bot.allowlist.follow_up import AllowlistOutcome, allowlist_file, comment_once, owned
 from bot.config.models import PinConfig
+from bot.context.scope import RepoScope
+from bot.core.errors import TransientError
 from bot.github import changes, neutralise
 from bot.pins import text as bump_text
 from bot.pins.state import PinState
-from bot.service.errors import TransientError
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key
 
 PRUNE_INTENT = "prune_intent"  # in the pin's bump state: a prune commit being pushed

@@ -16,9 +16,9 @@ from bot.allowlist import text as allowlist_text
 from bot.allowlist.commit import plan_edit
 from bot.allowlist.evidence import AuditRun
 from bot.allowlist.follow_up import AllowlistOutcome, allowlist_file, comment_once
+from bot.context.scope import RepoScope
 from bot.github import changes, effects
 from bot.github.changes import is_bot_identity
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 

@@ -20,7 +20,7 @@ import aiohttp
 from bot.buildkite.decisions import check, describe, without_query
 from bot.buildkite.errors import BuildkiteError, JobNotRetryable
 from bot.buildkite.transport import BuildkiteConnection, Transport, capped_reader, tail_reader
-from bot.service.http_policy import ResponseObserver, header
+from bot.core.http_policy import ResponseObserver, header
 
 MAX_REDIRECTS = 5
 MAX_PER_PAGE = 100

@@ -14,8 +14,8 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 
 from bot.buildkite.errors import BuildkiteError
-from bot.service.errors import BotError, TransientError
-from bot.service.http_policy import RequestPolicy, header, parse_seconds, server_side
+from bot.core.errors import BotError, TransientError
+from bot.core.http_policy import RequestPolicy, header, parse_seconds, server_side
 
 SERVICE = "Buildkite"
 # Buildkite's rate-limit windows last a minute; a 429 that names no reset is

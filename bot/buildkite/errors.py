@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from bot.service.errors import PermanentError
+from bot.core.errors import PermanentError
 
 CLIENT_ERROR = "Buildkite answered {status} to {request}: {message}"
 ARTIFACT_TOO_LARGE = "artifact {url} is larger than {max_bytes} bytes"

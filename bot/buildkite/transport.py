@@ -9,7 +9,7 @@ since a 5xx does not prove Buildkite did not act on it. A 429's wait (``bot.buil
 longer than ``max_wait`` becomes a ``TransientError`` with ``retry_after`` so
 the inbox reschedules the delivery instead of a worker sleeping through it.
 
-Requests to the API go through the token's ``Pacer`` (``bot.service.pacing``):
+Requests to the API go through the token's ``Pacer`` (``bot.core.pacing``):
 at most ``requests_per_minute`` in any minute (retries included) and
 ``concurrency`` in flight, so a burst waits its turn instead of meeting 429s.
 Downloads from other origins (signed storage URLs) are not the API's to count.
@@ -42,8 +42,8 @@ from bot.buildkite.decisions import (
     status_error,
 )
 from bot.buildkite.errors import ArtifactTooLarge, BuildkiteError
-from bot.service.errors import TransientError
-from bot.service.http_policy import (
+from bot.core.errors import TransientError
+from bot.core.http_policy import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_WAIT,
     DEFAULT_TIMEOUT,
@@ -54,7 +54,7 @@ from bot.service.http_policy import (
     header,
     origin,
 )
-from bot.service.pacing import Pacer, TokenBucket
+from bot.core.pacing import Pacer, TokenBucket
 
 DEFAULT_API_URL = "https://api.buildkite.com/v2"
 SERVICE_LABEL = "buildkite"  # its name in the metrics

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.service.blocking import BlockingRunner
-from bot.service.errors import PermanentError, TransientError
+from bot.core.blocking import BlockingRunner
+from bot.core.errors import PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from bot.service.app_requirements import manifest_json
+from bot.core.app_requirements import manifest_json
 
 
 def app_manifest_command(

@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import TextIO
 
+from bot.core.settings import Settings, SettingsError
 from bot.doctor.fixes import FIX_SETTINGS
 from bot.doctor.result import CheckResult, failed, render
 from bot.doctor.run import exit_code, run_checks
-from bot.service.settings import Settings, SettingsError
 
 CHECK_SETTINGS = "settings"
 

@@ -30,7 +30,7 @@ AUDIT_TARGET_HELP = (
 
 
 def _database_option(parser: argparse.ArgumentParser) -> None:
-    from bot.service.settings import DEFAULT_DATABASE_SHOWN, default_database
+    from bot.core.settings import DEFAULT_DATABASE_SHOWN, default_database
 
     parser.add_argument(
         "--database",
@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    from bot.service.settings import env_help
+    from bot.core.settings import env_help
 
     commands.add_parser(
         "serve",
@@ -171,7 +171,7 @@ def _config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _manifest_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from bot.service.app_requirements import (
+    from bot.core.app_requirements import (
         DEFAULT_APP_NAME,
         DEFAULT_HOMEPAGE,
         DEFAULT_WEBHOOK_URL,
@@ -291,7 +291,7 @@ def _database_command(args: argparse.Namespace) -> int:
         from bot.cli.deliveries import deliveries_command
 
         return deliveries_command(args, sys.stdout, sys.stderr)
-    from bot.retry.report import report_command
+    from bot.cli.report_flaky import report_command
 
     return report_command(args.database, sys.stdout, sys.stderr)
 

@@ -10,7 +10,7 @@ import asyncio
 from typing import TextIO
 
 from bot.cli.store_access import emit, guarded
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.access import redacted
 from bot.store.open import migrate_database
 

@@ -4,7 +4,7 @@ reported at once), then the webhook service.
 Everything it writes once the settings are read goes through logging, so that in the
 JSON format every line of its output is a JSON object: aiohttp's "Running on" banner
 becomes one record, written whatever the level (it is the line that says the service
-is up, and scripts wait for it), and the access log is ``bot.service.access_log``'s.
+is up, and scripts wait for it), and the access log is ``bot.core.access_log``'s.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bot.service.settings import Settings
+    from bot.core.settings import Settings
 
 EXIT_USAGE = 2
 REFUSING_TO_START = "followup-bot: refusing to start:\n{reason}"
@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 def serve() -> int:
     from aiohttp import web
 
-    from bot.service import log_context
-    from bot.service.access_log import AccessLogger
+    from bot.core import log_context
+    from bot.core.access_log import AccessLogger
     from bot.service.app import create_app
     from bot.store.access import StoreUnavailable
 
@@ -67,7 +67,7 @@ def say_running(banner: str) -> None:
 def create_default_database_folder(database: str) -> None:
     """The default SQLite file's folder (under the user's state folder) may not exist yet;
     a path someone set is theirs to provide."""
-    from bot.service.settings import default_database
+    from bot.core.settings import default_database
 
     if database == default_database(os.environ):
         Path(database).parent.mkdir(parents=True, exist_ok=True)
@@ -76,8 +76,8 @@ def create_default_database_folder(database: str) -> None:
 def serve_settings(env: Mapping[str, str]) -> tuple[Settings | None, list[str]]:
     """The settings ``serve`` runs with, or every reason it will not start: each missing or
     invalid variable and the empty repository list together, not one per attempt."""
+    from bot.core.settings import SETTINGS_ERROR_HEADER, Settings, SettingsError
     from bot.service import startup
-    from bot.service.settings import SETTINGS_ERROR_HEADER, Settings, SettingsError
 
     try:
         settings = Settings.from_env(env)

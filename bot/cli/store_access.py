@@ -17,7 +17,7 @@ from typing import TextIO, TypeVar
 
 import asyncpg
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.access import Access, StoreUnavailable, redacted
 from bot.store.open import store_for
 from bot.store.protocol import Store

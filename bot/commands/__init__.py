@@ -1,1 +1,2 @@
-"""PR comment commands: the grammar the bot answers."""
+"""PR comment commands: the one dispatcher that answers a comment (``flow``), above the
+features whose commands it runs (pins, retry-flaky, why-red)."""

@@ -11,7 +11,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from bot.commands.grammar import (
+from bot.allowlist.replay import replay_prunes
+from bot.comments.grammar import (
     BUMP,
     PAUSE,
     RECREATE,
@@ -24,7 +25,9 @@ from bot.commands.grammar import (
     help_text,
     parse_command,
 )
-from bot.commands.replies import reply_once
+from bot.comments.replies import reply_once
+from bot.context.scope import RepoScope
+from bot.core.payload import Payload, each, field, optional, user_login
 from bot.github import neutralise
 from bot.github.permissions import permission_level
 from bot.main_red.why_red import REFUSE_NO_MAIN_RED, why_red
@@ -32,8 +35,6 @@ from bot.pins.commands import run_pin_command
 from bot.retry import flow as retry_flow
 from bot.retry.request import Retried, RetryRequest
 from bot.retry.text import REFUSE_NOT_A_PR, REFUSE_NOT_CONFIGURED, REPLY_ERROR, REPLY_REFUSED
-from bot.service.payload import Payload, each, field, optional, user_login
-from bot.service.scope import RepoScope
 
 ACK_REACTION = "eyes"
 PIN_COMMANDS = (BUMP, RECREATE, PAUSE, RESUME)
@@ -154,7 +155,9 @@ async def _pin_command(
         )
     if not await _allowed(scope, comment, login, command):
         return CommentOutcome.REFUSED
-    done = await run_pin_command(scope, command, login=login, pull=pull)
+    done = await run_pin_command(
+        scope, command, login=login, pull=pull, replay_prunes=replay_prunes
+    )
     await _reply(scope, comment, f"@{login} {done}")
     return CommentOutcome.PIN_COMMAND
 

@@ -23,7 +23,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.allowlist.follow_up import owned
+from bot.allowlist.evidence_record import owner_of, record_allowlist_evidence
 from bot.config.models import PinConfig, RepoConfig
 from bot.dashboard.issue import Upsert, upsert_dashboard
 from bot.dashboard.red_text import MainSection, red_rows
@@ -37,11 +37,11 @@ from bot.dashboard.text import (
     EntryRow,
     PinRow,
     RetryRow,
-    pin_snapshot,
     render,
     utc_day,
 )
 from bot.images.model import ImageCheck
+from bot.pins.snapshot import pin_snapshot
 from bot.pins.state import Outcome, PinState
 from bot.store.kinds import Kind, migration_key
 from bot.store.protocol import Store
@@ -75,31 +75,6 @@ PR_STATE_FROM_OUTCOME = {
 
 
 # --- what other flows record ------------------------------------------------------
-
-
-async def record_allowlist_evidence(
-    store: Store,
-    repo: str,
-    config: RepoConfig | None,
-    evidence: Mapping[str, str],
-    *,
-    now: float,
-    gone: Iterable[str] = (),
-) -> None:
-    """Remember the latest evidence per allowlist pattern; forget patterns in ``gone``
-    (no longer in the allowlist file)."""
-    doc = dict(await store.get_state(Kind.DASHBOARD_ALLOWLIST, repo) or {})
-    for pattern in gone:
-        doc.pop(pattern, None)
-    for pattern, kind in evidence.items():
-        doc[pattern] = {"evidence": kind, "date": utc_day(now), "owner": _owner(pattern, config)}
-    await store.put_state(Kind.DASHBOARD_ALLOWLIST, repo, doc)
-
-
-def _owner(pattern: str, config: RepoConfig | None) -> str | None:
-    if config is None:
-        return None
-    return next((pin.name for pin in config.pins if owned(pattern, pin)), None)
 
 
 # --- collect ----------------------------------------------------------------------
@@ -251,7 +226,7 @@ def _entries(doc: Mapping[str, Any], config: RepoConfig | None) -> tuple[EntryRo
         rows.append(
             EntryRow(
                 pattern=pattern,
-                owner_pin=_text(entry.get("owner")) or _owner(pattern, config),
+                owner_pin=_text(entry.get("owner")) or owner_of(pattern, config),
                 evidence=_text(entry.get("evidence")),
                 date=utc_day(date) if isinstance(date, int | float) else _text(date),
             )

@@ -245,25 +245,3 @@ def _cell(text: str) -> str:
 
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
-
-
-# --- what the bump flow records for the dashboard (kept here: bot.pins.snapshot cannot
-# import the dashboard module, which reads the bump's own documents) ----------------
-
-
-def pin_snapshot(
-    *,
-    pinned: str,
-    upstream_head: str,
-    behind: int,
-    oldest_unrolled_at: float | None,
-    pr_state: str | None = None,
-) -> dict[str, Any]:
-    """The ``dashboard-pin`` document for one pin (store it under ``bump.pin_key``)."""
-    return {
-        "pinned": pinned,
-        "upstream_head": upstream_head,
-        "behind": behind,
-        "oldest_unrolled_at": oldest_unrolled_at if behind else None,
-        "pr_state": pr_state,
-    }

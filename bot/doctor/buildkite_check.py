@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import aiohttp
 
+from bot.core.settings import Settings
 from bot.doctor import fixes
 from bot.doctor.requirements import missing_scopes
 from bot.doctor.result import CheckResult, failed, ok, skipped
-from bot.service.settings import Settings
 
 CHECK_TOKEN = "Buildkite token"
 CHECK_WEBHOOK = "Buildkite webhook secret"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.core.blocking import BlockingRunner
+from bot.core.settings import Settings
 from bot.dashboard.deployment import PROBE_PREFIX, known_ids
 from bot.dashboard.issue import ADOPT_SETTING
 from bot.dashboard.ownership import adoption_value, writer_shown
 from bot.doctor import fixes
 from bot.doctor.result import CheckResult, failed, ok, skipped
-from bot.service.blocking import BlockingRunner
-from bot.service.settings import Settings
 from bot.store.access import Access, StoreUnavailable, is_postgres, redacted
 from bot.store.kinds import Kind
 from bot.store.open import store_for

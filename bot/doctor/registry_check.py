@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from bot.core.http_policy import TRANSPORT_ERRORS
 from bot.doctor import fixes
 from bot.doctor.result import CheckResult, failed, ok
 from bot.registry.challenge import basic_authorization, usable_challenge
 from bot.registry.tokens import read_token
-from bot.service.http_policy import TRANSPORT_ERRORS
 
 CHECK_REGISTRY = "registry {repo}"
 # No answer, or one that is not JSON where a token was due.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from bot.service.app_requirements import BUILDKITE_SCOPES, EVENTS, PERMISSIONS, covers
+from bot.core.app_requirements import BUILDKITE_SCOPES, EVENTS, PERMISSIONS, covers
 
 MISSING_PERMISSION = "{name}: {granted}, needs {needed}"
 NO_ACCESS = "none"

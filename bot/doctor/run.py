@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import aiohttp
 import gidgethub.aiohttp
 
+from bot.core.settings import Settings
 from bot.doctor import fixes, github_checks
 from bot.doctor.buildkite_check import CHECK_TOKEN, check_token, check_webhook
 from bot.doctor.database_check import check_database
@@ -19,7 +20,6 @@ from bot.doctor.github_checks import GitHubSide
 from bot.doctor.registry_check import RegistryAccess
 from bot.doctor.result import FAIL, CheckResult, failed, ok
 from bot.github.client import USER_AGENT, GitHubApp
-from bot.service.settings import Settings
 
 CHECK_WEBHOOK_SECRET = "webhook secret"
 DETAIL_SECRET = "set ({length} characters)"

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from types import MappingProxyType
 
+from bot.core.errors import PermanentError
 from bot.edit.cmake_pin import pin_diff
-from bot.service.errors import PermanentError
 
 DEFAULT_VARIABLE = "ALLOWED_UNSTABLE_LIBRARIES"
 # ruff's default; vLLM's own setting is not recorded in our references, so

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
+from bot.core.errors import PermanentError
 from bot.edit.cmake_syntax import Argument, CMakeSyntaxError, Command, line_of, parse_commands
-from bot.service.errors import PermanentError
 
 # --- user-facing messages (tests match them) -------------------------------
 

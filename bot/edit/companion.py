@@ -38,9 +38,9 @@ import yaml
 
 from bot.config.models import CompanionConfig
 from bot.config.types import CompanionFormat
+from bot.core.errors import PermanentError
 from bot.edit.cmake_pin import PinError, read_variable
 from bot.edit.cmake_syntax import line_of
-from bot.service.errors import PermanentError
 
 # --- user-facing messages (tests match them) -------------------------------
 

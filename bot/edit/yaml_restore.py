@@ -52,10 +52,10 @@ from typing import Any
 
 import yaml
 
+from bot.core.errors import PermanentError
 from bot.edit import yaml_parse, yaml_steps
 from bot.edit.yaml_spans import Pair, anchored, content_end, merges, pair_span, shifted
 from bot.edit.yaml_steps import StepEditError
-from bot.service.errors import PermanentError
 
 ROUTE_KEYS = ("device", "num_devices", "num_nodes", "no_plugin", "no_gpu", "depends_on", "mirror")
 # The keys a job file's top level gives to its steps (vLLM's generator: a step whose own is

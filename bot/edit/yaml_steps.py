@@ -46,9 +46,9 @@ from typing import Any
 
 import yaml
 
+from bot.core.errors import PermanentError
 from bot.edit import yaml_parse
 from bot.edit.cmake_pin import pin_diff
-from bot.service.errors import PermanentError
 
 # --- user-facing messages (tests match them) -------------------------------
 

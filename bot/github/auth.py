@@ -21,7 +21,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from bot.service.errors import PermanentError
+from bot.core.errors import PermanentError
 
 # GitHub accepts an App JWT whose `iat` is up to a minute in its future and
 # whose `exp` is at most ten minutes after its own clock. Back-dating `iat` and

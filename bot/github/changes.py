@@ -17,8 +17,8 @@ from urllib.parse import quote
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot.service import metrics
-from bot.service.errors import PermanentError
+from bot.core import metrics
+from bot.core.errors import PermanentError
 
 FILE_MODE = "100644"
 DEFAULT_BOT_LOGIN = "followup-bot[bot]"

@@ -6,7 +6,7 @@ rate limit), bounds every request with a timeout, and reacts to rate limits
 and server errors through gidgethub's ``handle_rate_limit_error`` hook.
 
 Each installation's client (and the App's own calls) sends through a ``Pacer``
-(``bot.service.pacing``) holding GitHub's secondary limits, so a burst of writes
+(``bot.core.pacing``) holding GitHub's secondary limits, so a burst of writes
 waits its turn instead of being refused. Only the send is paced, not a retry's wait.
 
 Waiting is bounded by ``max_wait``: a longer wait is turned into a
@@ -33,14 +33,8 @@ import gidgethub
 import gidgethub.abc
 import gidgethub.aiohttp
 
-from bot.github.auth import (
-    InstallationToken,
-    InstallationTokens,
-    make_app_jwt,
-    parse_installation_token,
-)
-from bot.service.errors import PermanentError, TransientError
-from bot.service.http_policy import (
+from bot.core.errors import PermanentError, TransientError
+from bot.core.http_policy import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_WAIT,
     DEFAULT_TIMEOUT,
@@ -52,7 +46,13 @@ from bot.service.http_policy import (
     parse_seconds,
     server_side,
 )
-from bot.service.pacing import Pacer, TokenBucket
+from bot.core.pacing import Pacer, TokenBucket
+from bot.github.auth import (
+    InstallationToken,
+    InstallationTokens,
+    make_app_jwt,
+    parse_installation_token,
+)
 
 SERVICE = "GitHub"
 SERVICE_LABEL = "github"  # its name in the metrics

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
+from bot.core.delivery_memo import forget, memoized
 from bot.github import changes
 from bot.github.changes import BranchHead, Repo
-from bot.service.delivery_memo import forget, memoized
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
 

@@ -17,9 +17,9 @@ from typing import TypeVar
 
 from gidgethub.abc import GitHubAPI
 
+from bot.core.errors import is_transient
 from bot.github import changes
 from bot.github.changes import Repo
-from bot.service.errors import is_transient
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
 

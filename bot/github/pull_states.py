@@ -18,8 +18,8 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
+from bot.core.errors import PermanentError, TransientError
 from bot.github.changes import Repo
-from bot.service.errors import PermanentError, TransientError
 
 # REST's listing asked for 20 per branch; the same page keeps the answers alike.
 PER_BRANCH = 20

@@ -20,6 +20,8 @@ from typing import Any
 
 from bot.buildkite import job_states
 from bot.config.routing import RoutingConfig
+from bot.context.build_scope import BuildScope
+from bot.context.scope import RepoScope
 from bot.github.ci_files import read_inputs
 from bot.images.consumed import ConsumedImage, consumed_images
 from bot.images.logs import job_log_lines
@@ -31,8 +33,6 @@ from bot.registry.reference import ImageRef
 from bot.routing.model import route
 from bot.routing.repo_tables import tables_of
 from bot.routing.tables import RoutingTablesError
-from bot.service.build_scope import BuildScope
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, repo_key
 
 log = logging.getLogger(__name__)

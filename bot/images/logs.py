@@ -9,7 +9,7 @@ takes the first one's copy from the services' short-lived cache.
 from __future__ import annotations
 
 from bot.abi.log import clean_log
-from bot.service.scope import RepoScope
+from bot.context.scope import RepoScope
 
 LOG_TAIL_BYTES = 65536
 CACHE_KIND = "job-log-lines"

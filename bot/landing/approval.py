@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bot.context.scope import RepoScope
 from bot.github import changes, effects
 from bot.github.bot_branches import proposal_key
 from bot.github.permissions import has_write, permission_level
@@ -29,7 +30,6 @@ from bot.landing.state import (
     read_pull,
     save_state,
 )
-from bot.service.scope import RepoScope
 
 
 async def on_approval(ctx: RepoScope, approval: Approval) -> Landing:

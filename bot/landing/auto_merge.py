@@ -9,8 +9,8 @@ from typing import Any
 
 import gidgethub
 
+from bot.context.scope import RepoScope
 from bot.landing.state import LandingState, save_state
-from bot.service.scope import RepoScope
 
 log = logging.getLogger(__name__)
 

@@ -9,6 +9,8 @@ from typing import Any
 from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient
 from bot.config.models import BuildkiteConfig
+from bot.context.scope import RepoScope
+from bot.failures.builds import FoundBuild
 from bot.github import effects
 from bot.github.bot_branches import PROPOSAL_PREFIXES
 from bot.landing import text as landing_text
@@ -16,8 +18,6 @@ from bot.landing.rules import (
     check_runs_not_green,
 )
 from bot.landing.state import BLOCKED, PASSED, SUCCESS
-from bot.retry.builds import FoundBuild
-from bot.service.scope import RepoScope
 
 
 async def not_green(ctx: RepoScope, head: str, builds: Sequence[FoundBuild]) -> str | None:

@@ -23,6 +23,11 @@ from typing import Any
 import gidgethub
 
 from bot.buildkite import job_states
+from bot.context.scope import RepoScope
+from bot.core import metrics
+from bot.core.errors import TransientError
+from bot.failures.builds import FoundBuild, canceled_jobs, hard_failures
+from bot.failures.verdicts import classify_failures, images_note
 from bot.github import effects
 from bot.github.default_branch import forget_head
 from bot.landing import full_ci
@@ -51,12 +56,7 @@ from bot.landing.state import (
     save_state,
 )
 from bot.landing.withdraw import disable_auto_merge, void_approval
-from bot.retry.builds import FoundBuild, canceled_jobs, hard_failures
-from bot.retry.plan import canceled_row
-from bot.retry.verdicts import classify_failures, images_note
-from bot.service import metrics
-from bot.service.errors import TransientError
-from bot.service.scope import RepoScope
+from bot.retry.rows import canceled_row
 
 WAITING_NEVER_RAN = (
     "build #{number} failed only by jobs that never ran or were canceled ({names}); "

@@ -17,14 +17,14 @@ from typing import Any
 
 from bot.buildkite.client import BuildkiteClient, PullRequestRef
 from bot.config.models import BuildkiteConfig
+from bot.context.scope import RepoScope
+from bot.core.errors import TransientError
+from bot.failures.builds import FoundBuild
 from bot.github import effects
 from bot.landing import text as landing_text
 from bot.landing.checks import build_link, pr_builds_of_head
 from bot.landing.rules import counts_for_landing, full_build_overdue, labels_on_since
 from bot.landing.state import Landing, LandingOutcome, LandingState, save_state
-from bot.retry.builds import FoundBuild
-from bot.service.errors import TransientError
-from bot.service.scope import RepoScope
 
 # The env a build the bot starts carries: found by it after a lost answer or a crash.
 ENV_MARKER = "FOLLOWUP_BOT_LANDING"

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.buildkite.client import BuildkiteClient
+from bot.context.scope import RepoScope
+from bot.core import metrics
+from bot.failures.builds import FoundBuild
+from bot.failures.classify import Verdict
+from bot.failures.retries import retry_counted
 from bot.landing import text as landing_text
-from bot.retry.builds import FoundBuild
-from bot.retry.classify import Verdict
-from bot.retry.retries import retry_counted
-from bot.service import metrics
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)

@@ -10,11 +10,11 @@ from typing import Any
 
 from gidgethub.abc import GitHubAPI
 
+from bot.context.scope import RepoScope
+from bot.core.outcome import Outcome
 from bot.github import changes
 from bot.github.bot_branches import proposal_key
 from bot.github.changes import Repo
-from bot.service.outcome import Outcome
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key, pr_key
 from bot.store.protocol import Store
 from bot.store.state_doc import StateDoc

@@ -7,6 +7,7 @@ from typing import Any
 
 import gidgethub
 
+from bot.context.scope import RepoScope
 from bot.github import effects
 from bot.landing import text as landing_text
 from bot.landing.state import (
@@ -19,7 +20,6 @@ from bot.landing.state import (
     read_pull,
     save_state,
 )
-from bot.service.scope import RepoScope
 
 DISABLE_AUTO_MERGE = """
 mutation($pr: ID!) {

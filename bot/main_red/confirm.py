@@ -14,9 +14,9 @@ from typing import Any
 
 from bot.buildkite import job_states
 from bot.buildkite.errors import JobNotRetryable
+from bot.context.scope import RepoScope
 from bot.main_red.signals import StepSignal, first_red
 from bot.main_red.state import SignalDoc
-from bot.service.scope import RepoScope
 
 CONFIRMING = "confirming: the first red job retried once"
 NOTE_RETRY_ENDED = "the confirming retry ended {state} (no verdict): judged without it"

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from bot.context.build_scope import BuildScope
+from bot.context.scope import RepoScope
+from bot.failures.classify import FailureClass
 from bot.github.default_branch import default_branch_name
 from bot.github.issues import edit_issue
 from bot.images.check import check_build
@@ -50,9 +53,6 @@ from bot.main_red.signals import (
 )
 from bot.main_red.state import SignalDoc
 from bot.main_red.suspects import Suspects
-from bot.retry.classify import FailureClass
-from bot.service.build_scope import BuildScope
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, signal_key
 
 log = logging.getLogger(__name__)

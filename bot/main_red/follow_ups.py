@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import gidgethub
 
+from bot.context.scope import RepoScope
 from bot.github import changes, effects
 from bot.github.issues import edit_issue, open_issue_once
 from bot.main_red import images_text, text
@@ -17,7 +18,6 @@ from bot.main_red.lanes import Lane
 from bot.main_red.signals import StepRun
 from bot.main_red.state import SignalDoc
 from bot.main_red.suspects import Suspects
-from bot.service.scope import RepoScope
 
 BROKEN = "broken"
 

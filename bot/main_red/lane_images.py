@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot.context.scope import RepoScope
+from bot.failures.classify import FailureClass
 from bot.images.check import check_build
 from bot.images.model import ImageCheck
 from bot.images.text import image_table
@@ -29,8 +31,6 @@ from bot.main_red.lanes import Lane
 from bot.main_red.reads import judge_run, log_lines
 from bot.main_red.signals import SignalState, StepId, StepRun
 from bot.main_red.state import SignalDoc
-from bot.retry.classify import FailureClass
-from bot.service.scope import RepoScope
 from bot.store.kinds import signal_key
 
 # The store key's step for a lane's images episode: Buildkite step keys have no parentheses.

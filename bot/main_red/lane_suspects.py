@@ -13,6 +13,7 @@ from __future__ import annotations
 import gidgethub
 
 from bot.config.routing import RoutingConfig
+from bot.context.scope import RepoScope
 from bot.github.ci_files import read_inputs
 from bot.main_red import text
 from bot.main_red.culprit import Confidence, Ranking
@@ -21,7 +22,6 @@ from bot.main_red.signals import StepRun
 from bot.main_red.suspects import Suspects, find_suspects
 from bot.routing.model import RoutedStep, route
 from bot.routing.repo_tables import tables_of
-from bot.service.scope import RepoScope
 
 # What GitHub answers for a commit that is gone (force-pushed away and collected).
 _GONE = (404, 409, 422)

@@ -10,9 +10,8 @@ from typing import Any
 
 from bot.buildkite.errors import BuildkiteError
 from bot.config.main_red import DEFAULT_MAIN_HISTORY_BUILDS
-from bot.images.logs import job_log_lines
-from bot.main_red.signals import RunEvidence, StepRun
-from bot.retry.classify import (
+from bot.context.scope import RepoScope
+from bot.failures.classify import (
     DEFAULT_INFRA_PATTERNS,
     Failure,
     FailureClass,
@@ -20,8 +19,9 @@ from bot.retry.classify import (
     LogPattern,
     classify,
 )
-from bot.retry.signature import signature_from_lines
-from bot.service.scope import RepoScope
+from bot.failures.signature import signature_from_lines
+from bot.images.logs import job_log_lines
+from bot.main_red.signals import RunEvidence, StepRun
 
 FINISHED = ("passed", "failed")
 # Verdicts that say the run tells nothing about the code: not a signal of breakage.

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from bot.config.routing import RoutingConfig
+from bot.context.scope import RepoScope
 from bot.edit.yaml_restore import FILE_KEYS, ROUTE_KEYS, StepRestoreError, restore_step_keys
 from bot.github import bot_branches, changes
 from bot.github.changes import BranchHead, FileEdit
@@ -30,7 +31,6 @@ from bot.routing.model import RoutedStep, Routes, route
 from bot.routing.repo_tables import tables_of
 from bot.routing.rules import derived_key
 from bot.routing.tables import RoutingTables
-from bot.service.scope import RepoScope
 
 _ROUTE = ("queue", "plugin", "image_suffix", "gpus", "depends_on")
 

@@ -35,7 +35,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.buildkite import job_states
-from bot.retry.signature import Signature
+from bot.failures.signature import Signature
 
 FINISHED_BUILD_STATES = frozenset({"passed", "failed"})
 # Logs the caller reads per step: the newest failed runs. Three is one more than the

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.service.scope import RepoScope
+from bot.context.scope import RepoScope
 from bot.store.kinds import Kind, signal_key
 from bot.store.state_doc import StateDoc
 

@@ -23,6 +23,7 @@ from typing import Any
 import gidgethub
 
 from bot.config.routing import RoutingConfig
+from bot.context.scope import RepoScope
 from bot.github.ci_files import read_inputs
 from bot.main_red.culprit import (
     RangeCommit,
@@ -36,7 +37,6 @@ from bot.main_red.culprit import (
 from bot.main_red.signals import StepRun
 from bot.routing.model import RoutedStep, route
 from bot.routing.repo_tables import tables_of
-from bot.service.scope import RepoScope
 
 MAX_PATH_QUERIES = 6  # listings by path per search: job files, config, a few source dirs
 NOTE_DIVERGED = (

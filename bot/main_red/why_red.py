@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.context.scope import RepoScope
 from bot.github.default_branch import default_branch_name
 from bot.main_red import text
 from bot.main_red.lane_suspects import lane_suspects
@@ -27,7 +28,6 @@ from bot.main_red.signals import (
     runs_to_read,
     timelines,
 )
-from bot.service.scope import RepoScope
 
 REFUSE_NO_MAIN_RED = "this repository's config has no buildkite section to read main's builds from"
 

@@ -25,8 +25,10 @@ from typing import Any
 
 from gidgethub.abc import GitHubAPI
 
-from bot.config.load import load_config
 from bot.config.models import PinConfig
+from bot.context.config_load import load_config
+from bot.core.blocking import BlockingRunner
+from bot.core.locks import KeyedLocks
 from bot.edit.cmake_pin import PinError, set_pin
 from bot.github import changes
 from bot.github.changes import DEFAULT_BOT_LOGIN, FileEdit, Repo
@@ -37,6 +39,7 @@ from bot.pins.companions import check_companions, companion_edits
 from bot.pins.facts import (
     BumpScope,
     PinFacts,
+    PruneReplay,
     compare,
     forget_pulls,
     newest_commits,
@@ -51,8 +54,6 @@ from bot.pins.rewritten import bots_target, left_branch, rewritten
 from bot.pins.snapshot import commit_time, snapshot
 from bot.pins.state import SUCCESSES, Outcome, PinResult, PinState
 from bot.pins.tags import downgrade, moved_tag, release_url, remember_tags
-from bot.service.blocking import BlockingRunner
-from bot.service.locks import KeyedLocks
 from bot.store.kinds import Kind, pin_key
 from bot.store.protocol import Store
 
@@ -86,6 +87,7 @@ async def sync_repo(
     head_by_compare: bool = False,
     bot_login: str = DEFAULT_BOT_LOGIN,
     cache: MutableMapping[Any, Any] | None = None,
+    replay_prunes: PruneReplay | None = None,
 ) -> list[PinResult]:
     """Bring every selected pin of ``full_name`` to its desired state.
 
@@ -116,6 +118,7 @@ async def sync_repo(
         clock=clock,
         bot_login=bot_login,
         cache=cache if cache is not None else {},
+        replay_prunes=replay_prunes,
     )
     await prefetch_pulls(ctx, pins)
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))

@@ -12,16 +12,17 @@ from typing import Any
 
 import gidgethub
 
-from bot.commands.grammar import BUMP, PAUSE, RECREATE, RESUME, Command
+from bot.comments.grammar import BUMP, PAUSE, RECREATE, RESUME, Command
 from bot.config.models import PinConfig
+from bot.context.scope import RepoScope
 from bot.github import changes
 from bot.github.changes import Repo
 from bot.pins import bump
 from bot.pins import text as bump_text
+from bot.pins.facts import PruneReplay
 from bot.pins.state import Outcome, PinResult, PinState
 from bot.pins.tags import list_tags
 from bot.pins.versions import newest, why_not_a_version
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, pin_key
 
 REPLY_UNKNOWN_PIN = "there is no pin named `{pin}` (pins: {pins})"
@@ -54,11 +55,17 @@ def describe(result: PinResult) -> str:
 
 
 async def run_pin_command(
-    ctx: RepoScope, command: Command, *, login: str, pull: dict[str, Any] | None
+    ctx: RepoScope,
+    command: Command,
+    *,
+    login: str,
+    pull: dict[str, Any] | None,
+    replay_prunes: PruneReplay | None = None,
 ) -> str:
-    """Carry out one pin command (the caller checked permission); returns the reply."""
+    """Carry out one pin command (the caller checked permission); returns the reply.
+    ``replay_prunes``: as ``bump.sync_repo`` takes it."""
     if command.name == RECREATE:
-        return await _recreate(ctx, pull)
+        return await _recreate(ctx, pull, replay_prunes)
     name = command.args[0]
     pin = ctx.config.pin(name)
     if pin is None:
@@ -74,7 +81,7 @@ async def run_pin_command(
     if command.name == RESUME:
         was_paused = await ctx.store.get_state(Kind.PAUSE, key) is not None
         await ctx.store.delete_state(Kind.PAUSE, key)
-        result = describe(await _sync(ctx, pin.name))
+        result = describe(await _sync(ctx, pin.name, replay_prunes))
         template = REPLY_RESUMED if was_paused else REPLY_NOT_PAUSED
         return template.format(pin=pin.name, result=result)
     assert command.name == BUMP
@@ -83,7 +90,9 @@ async def run_pin_command(
         problem = await _choose_target(ctx, pin.name, to)
         if problem is not None:
             return problem
-    return REPLY_SYNCED.format(pin=pin.name, result=describe(await _sync(ctx, pin.name)))
+    return REPLY_SYNCED.format(
+        pin=pin.name, result=describe(await _sync(ctx, pin.name, replay_prunes))
+    )
 
 
 async def _choose_target(ctx: RepoScope, name: str, to: str) -> str | None:
@@ -139,7 +148,9 @@ async def _remember_choice(ctx: RepoScope, pin: PinConfig, target: str, head: st
         await ctx.store.put_state(Kind.BUMP, key, state.dump())
 
 
-async def _recreate(ctx: RepoScope, pull: dict[str, Any] | None) -> str:
+async def _recreate(
+    ctx: RepoScope, pull: dict[str, Any] | None, replay_prunes: PruneReplay | None
+) -> str:
     branch = str((pull or {}).get("head", {}).get("ref") or "")
     pin = ctx.config.pin(branch.removeprefix(bump_text.BRANCH_PREFIX))
     if pull is None or not branch.startswith(bump_text.BRANCH_PREFIX) or pin is None:
@@ -153,10 +164,12 @@ async def _recreate(ctx: RepoScope, pull: dict[str, Any] | None) -> str:
         state.human_push_notified = False
         state.extra.pop("pushes", None)
         await ctx.store.put_state(Kind.BUMP, key, state.dump())
-    return REPLY_SYNCED.format(pin=pin.name, result=describe(await _sync(ctx, pin.name)))
+    return REPLY_SYNCED.format(
+        pin=pin.name, result=describe(await _sync(ctx, pin.name, replay_prunes))
+    )
 
 
-async def _sync(ctx: RepoScope, name: str) -> PinResult:
+async def _sync(ctx: RepoScope, name: str, replay_prunes: PruneReplay | None) -> PinResult:
     results = await bump.sync_repo(
         ctx.gh,
         ctx.store,
@@ -167,5 +180,6 @@ async def _sync(ctx: RepoScope, name: str) -> PinResult:
         select=lambda pin: pin.name == name,
         bot_login=ctx.bot_login,
         cache=ctx.cache,
+        replay_prunes=replay_prunes,
     )
     return results[0]

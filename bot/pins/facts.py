@@ -12,7 +12,7 @@ A sync of several pins reads all their bump branches' PRs in one GraphQL query f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +21,9 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot.config.models import PinConfig
+from bot.context.scope import RepoScope
+from bot.core import delivery_memo
+from bot.core.delivery_memo import memoized
 from bot.edit.cmake_pin import PinError, read_pin
 from bot.github import changes
 from bot.github.changes import BranchHead, Repo
@@ -29,9 +32,6 @@ from bot.pins import compared
 from bot.pins import text as bump_text
 from bot.pins.state import Outcome, PinResult, PinState
 from bot.pins.tags import TagChoice, choose_tag, list_tags
-from bot.service import delivery_memo
-from bot.service.delivery_memo import memoized
-from bot.service.scope import RepoScope
 
 UPSTREAM_HEAD = "upstream-head"
 COMPARED = "compared"
@@ -50,9 +50,22 @@ class BumpScope(RepoScope):
     """A repository's scope plus the default branch head one sync works against."""
 
     base: BranchHead
+    # Puts a bump's recorded allowlist prunes back on top of its rebuilt commit. Handed in
+    # by whoever runs the sync (the allowlist feature makes it): pins never reach into
+    # the allowlist's I/O. None: the prunes are dropped with the old commit.
+    replay_prunes: PruneReplay | None = None
     # An upstream push: every pin on its branch compares with the new head anyway, so
     # the head is read off that compare (``pinned...branch``) instead of a ref read.
     head_by_compare: bool = False
+
+
+# (scope, the new bump commit, the recorded prunes by pattern, the pin, the commit's
+# trailers, the base the file is read at) -> the prune commit on top, or None when none
+# of the prunes still applies.
+PruneReplay = Callable[
+    [RepoScope, BranchHead, Mapping[str, Sequence[str]], str, str | None, str],
+    Awaitable[BranchHead | None],
+]
 
 
 @dataclass(frozen=True)

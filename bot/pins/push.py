@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.allowlist.commit import AllowlistFile
 from bot.config.models import PinConfig
 from bot.github import bot_branches, changes
 from bot.github.changes import BranchHead, FileEdit
@@ -87,12 +86,11 @@ async def build_commit(
     commit = await changes.commit_tree(
         ctx.gh, ctx.repo, base=ctx.base, entries=entries, message=text.commit_message
     )
-    if state.prunes and ctx.config.allowlist is not None:
+    if state.prunes and ctx.replay_prunes is not None:
         # The allowlist follow-ups this bump carried survive the rebuild, as their
         # own commit on top (if the entries are still there on the new base).
-        file = AllowlistFile(ctx.gh, ctx.blocking, ctx.repo, ctx.config.allowlist)
-        pruned = await file.prune_commit(
-            commit, state.prunes, pin.name, read_at=ctx.base.sha, trailers=text.trailers
+        pruned = await ctx.replay_prunes(
+            ctx, commit, state.prunes, pin.name, text.trailers, ctx.base.sha
         )
         if pruned is not None:
             state.extra["prune_base"] = commit.sha

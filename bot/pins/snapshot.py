@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from bot.config.models import PinConfig
-from bot.dashboard.text import pin_snapshot
 from bot.pins.facts import BumpScope
 from bot.store.kinds import Kind, pin_key
 
@@ -35,3 +34,21 @@ def commit_time(commit: Mapping[str, Any]) -> float | None:
     if not isinstance(stamp, str):
         return None
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def pin_snapshot(
+    *,
+    pinned: str,
+    upstream_head: str,
+    behind: int,
+    oldest_unrolled_at: float | None,
+    pr_state: str | None = None,
+) -> dict[str, Any]:
+    """The ``dashboard-pin`` document for one pin (store it under ``bump.pin_key``)."""
+    return {
+        "pinned": pinned,
+        "upstream_head": upstream_head,
+        "behind": behind,
+        "oldest_unrolled_at": oldest_unrolled_at if behind else None,
+        "pr_state": pr_state,
+    }

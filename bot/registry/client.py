@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import aiohttp
 from yarl import URL
 
+from bot.core.http_policy import TRANSPORT_ERRORS, parse_seconds
 from bot.registry.challenge import basic_authorization, usable_challenge
 from bot.registry.probe import (
     CONNECTION_REFUSED,
@@ -43,7 +44,6 @@ from bot.registry.probe import (
 )
 from bot.registry.reference import ImageRef
 from bot.registry.tokens import IssuedToken, TokenCache, TokenKey, read_token
-from bot.service.http_policy import TRANSPORT_ERRORS, parse_seconds
 
 __all__ = ["MANIFEST_MEDIA_TYPES", "ImageRef", "RegistryClient", "TagProbe"]
 

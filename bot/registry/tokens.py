@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.service.http_policy import parse_seconds
+from bot.core.http_policy import parse_seconds
 
 # The token spec's default when the endpoint does not say how long a token lives.
 DEFAULT_EXPIRES_IN = 60.0

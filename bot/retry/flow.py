@@ -17,16 +17,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.commands.replies import reply_once
+from bot.comments.replies import reply_once
+from bot.context.scope import RepoScope
+from bot.failures.builds import FoundBuild, canceled_jobs, hard_failures, pr_builds
+from bot.failures.verdicts import classify_failures, images_note
 from bot.github import neutralise
 from bot.github.permissions import Permission, decide, has_write, permission_level
 from bot.retry import text as retry_text
-from bot.retry.builds import FoundBuild, canceled_jobs, hard_failures, pr_builds
-from bot.retry.plan import canceled_row, carry_out, decided_row, plan_and_carry_out
+from bot.retry.plan import carry_out, plan_and_carry_out
 from bot.retry.request import Retried, RetryFlakyOutcome, RetryRequest
+from bot.retry.rows import canceled_row, decided_row
 from bot.retry.sticky import show_command
-from bot.retry.verdicts import classify_failures, images_note
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 

@@ -4,7 +4,7 @@ PR's sticky comment (`with_outcomes`) for ``bot.retry.sticky`` to write.
 
 The two happen in different deliveries: the record in the job's ``job.finished`` (the
 pipeline's subject), the comment in a follow-up under the PR's subject, where the
-command that writes the same comment runs too (``bot.service.followups``). So the
+command that writes the same comment runs too (``bot.context.followups``). So the
 comment has one writer at a time across replicas, and ``job.finished`` reads no GitHub.
 """
 

@@ -1,5 +1,5 @@
-"""A `retry-flaky` command's plan, recorded and carried out: each failed job's row of
-the sticky comment as decided (`decided_row`), the plan written before the first retry
+"""A `retry-flaky` command's plan, recorded and carried out: the rows as decided
+(`bot.retry.rows`) written down before the first retry
 (`plan_and_carry_out`), and each row acted on (`carry_out`: the step's cap, the retry,
 the retried job's record, then the sticky comment).
 
@@ -13,42 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.context.scope import RepoScope
+from bot.core import metrics
+from bot.failures.builds import FoundBuild
+from bot.failures.classify import FailureClass
+from bot.failures.retries import retry_counted
 from bot.retry import text as retry_text
-from bot.retry.builds import FoundBuild
-from bot.retry.classify import FailureClass, Verdict, canceled_verdict
 from bot.retry.request import Retried, RetryFlakyOutcome, RetryRequest
-from bot.retry.retries import retry_counted
 from bot.retry.sticky import show_command
-from bot.service import metrics
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 Item = tuple[FoundBuild, dict[str, Any], bool]  # the build, the row, whether to retry
 
 METRICS_FLOW = "retry-flaky"  # its retries' label in followup_bot_job_retries_total
-
-
-def decided_row(job: dict[str, Any], verdict: Verdict) -> tuple[dict[str, Any], bool]:
-    """A job's row of the sticky comment as decided, and whether to retry it."""
-    row: dict[str, Any] = {
-        "job_id": str(job["id"]),
-        "name": str(job.get("name") or job.get("step_key") or job["id"]),
-        "url": str(job.get("web_url") or ""),
-        "step_key": job.get("step_key"),
-        "class": verdict.failure_class.value,
-        "evidence": verdict.evidence,
-        "evidence_link": verdict.link,
-        "rule": verdict.rule,
-    }
-    if not verdict.retry:
-        why = retry_text.WHY.get(verdict.failure_class.value, verdict.failure_class.value)
-        row["action"] = retry_text.ACTION_NOT_RETRIED.format(why=why)
-    return row, verdict.retry
-
-
-def canceled_row(job: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """A job canceled while it ran: its row says so and when; never retried."""
-    return decided_row(job, canceled_verdict(job.get("finished_at")))
 
 
 async def plan_and_carry_out(

@@ -1,18 +1,12 @@
-"""``followup-bot report flaky``: the flakiest steps and rules, from the retry audit trail."""
+"""The flaky table: the flakiest steps and rules, from the retry audit trail (`report flaky`
+and the dashboard show it)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TextIO
-
-from bot.cli.store_access import EXIT_OK, emit, guarded, with_store
-from bot.store.access import Access
-from bot.store.kinds import Kind
-from bot.store.protocol import Store
+from typing import Any
 
 NOTHING_YET = "No retries recorded yet."
 
@@ -65,19 +59,3 @@ def flaky_report(records: Iterable[Mapping[str, Any]], *, top: int = 20) -> str:
 
 def _step(record: Mapping[str, Any]) -> str:
     return str(record.get("step_key") or record.get("name") or "?")
-
-
-async def _records(store: Store) -> list[dict[str, Any]]:
-    return [doc for _key, doc in await store.list_state(Kind.RETRY_JOB)]
-
-
-def report_command(database: str | Path, out: TextIO, err: TextIO) -> int:
-    """Print the report; a missing, foreign or broken database is one error line (exit 2),
-    and it is opened read-only: a wrong path never gets tables created in it."""
-
-    def run() -> int:
-        records = asyncio.run(with_store(database, Access.READ, _records))
-        emit(out, flaky_report(records))
-        return EXIT_OK
-
-    return guarded(run, database, out, err)

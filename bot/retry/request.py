@@ -6,8 +6,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from bot.commands.grammar import Command
-from bot.service.outcome import Outcome
+from bot.comments.grammar import Command
+from bot.core.outcome import Outcome
 
 
 @dataclass(frozen=True)

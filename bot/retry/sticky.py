@@ -14,12 +14,12 @@ from typing import Any
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
+from bot.context.scope import RepoScope
+from bot.failures.builds import FoundBuild
 from bot.github import changes, effects
 from bot.github.changes import Repo
 from bot.retry import text as retry_text
-from bot.retry.builds import FoundBuild
 from bot.retry.request import RetryRequest
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from bot.service.errors import PermanentError
+from bot.core.errors import PermanentError
 
 MSG_UNKNOWN_TABLE = "unknown routing table {name!r} (known: {known})"
 MSG_NOT_A_MAPPING = "routing table overrides: expected a mapping, got {got}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config.routing import RoutingConfig
+from bot.context.scope import RepoScope
 from bot.github import effects
 from bot.github.changes import read_file
 from bot.github.ci_files import read_inputs
@@ -33,7 +34,6 @@ from bot.routing_check.report import (
     title,
 )
 from bot.routing_check.trigger import fixed_trigger, under_job_dirs
-from bot.service.scope import RepoScope
 
 MAX_ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit
 JOB_DIRS_CACHE_KIND = "routing-job-dirs"

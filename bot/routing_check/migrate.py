@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.config.routing import MigrationConfig, RoutingConfig
+from bot.context.scope import RepoScope
 from bot.github import changes
 from bot.github.changes import BranchHead
 from bot.github.ci_files import read_inputs
@@ -37,7 +38,6 @@ from bot.routing_check.migrate_pr import (
 )
 from bot.routing_check.snapshot import record_routing
 from bot.routing_check.sweep import SweepPlan, plan_sweep
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, migration_key
 
 log = logging.getLogger(__name__)

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bot.context.scope import RepoScope
 from bot.github import bot_branches, changes, effects
 from bot.github.bot_branches import bots_commit_trailers
 from bot.github.changes import BranchHead, FileEdit
 from bot.routing_check import migrate_text as text
 from bot.routing_check.sweep import SweepPlan
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind, migration_key
 from bot.store.state_doc import StateDoc
 

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.config.routing import RoutingConfig
+from bot.context.scope import RepoScope
 from bot.github.changes import BranchHead
 from bot.routing.model import Routes, route
 from bot.routing.repo_tables import routing_problems, tables_of
 from bot.routing.tables import RoutingTables
-from bot.service.scope import RepoScope
 from bot.store.kinds import Kind
 
 MAX_PROBLEMS_KEPT = 20  # the dashboard lists a few; the routes command lists them all

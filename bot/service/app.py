@@ -28,21 +28,22 @@ import handlers.main_red
 import handlers.routing
 from bot.buildkite.client import BuildkiteClient
 from bot.buildkite.transport import BuildkiteConnection
+from bot.context.services import Services
+from bot.core import log_context
+from bot.core.blocking import BlockingRunner
+from bot.core.locks import KeyedLocks
+from bot.core.metrics import Metrics
+from bot.core.settings import Settings
+from bot.core.sources import Source
+from bot.core.subjects import buildkite_subject, github_subject
 from bot.github.client import GitHubApp
 from bot.registry.pool import Registries
-from bot.service import log_context, startup
-from bot.service.blocking import BlockingRunner
+from bot.service import startup
 from bot.service.delivery_watch import payload_repository
 from bot.service.dispatch import build_dispatcher, build_wants
 from bot.service.inbox import Inbox
-from bot.service.locks import KeyedLocks
-from bot.service.metrics import Metrics
 from bot.service.readiness import Readiness
 from bot.service.reconcile import RECONCILE_LOCK, reconcile_forever
-from bot.service.services import Services
-from bot.service.settings import Settings
-from bot.service.sources import Source
-from bot.service.subjects import buildkite_subject, github_subject
 from bot.service.watching import WATCH, Watch, count_answer, metrics_view, readyz
 from bot.service.webhooks import (
     MAX_BODY,

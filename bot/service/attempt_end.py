@@ -10,8 +10,8 @@ import dataclasses
 import logging
 from collections.abc import Collection
 
-from bot.service.errors import bug_of, is_transient, retry_after
-from bot.service.http_policy import exponential_backoff
+from bot.core.errors import bug_of, is_transient, retry_after
+from bot.core.http_policy import exponential_backoff
 from bot.store.protocol import Delivery, DeliveryStatus, Settlement
 
 RESULT_DONE = "done"

@@ -10,9 +10,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from bot.buildkite.pipelines import repository_of as pipeline_repository
-from bot.service import log_context
-from bot.service import metrics as outcomes
-from bot.service.sources import Source
+from bot.core import log_context
+from bot.core import metrics as outcomes
+from bot.core.sources import Source
 from bot.store.protocol import Delivery, DeliveryStatus, EnqueueResult
 
 # How each stored end of an attempt is counted, and each intake answer.

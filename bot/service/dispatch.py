@@ -4,7 +4,7 @@ One handler's failure is logged and makes the delivery fail (so the inbox
 retries it), but it never stops the other handlers; handlers that already
 succeeded are remembered in the store and skipped on the retry.
 
-Routing is bound to the delivery's source (``bot.service.sources``): an event name is
+Routing is bound to the delivery's source (``bot.core.sources``): an event name is
 only heard from the source whose secret signed it. A permanent failure (a bad
 payload, say) is one log line: its reason is the whole story, and a traceback
 would only bury it.
@@ -16,14 +16,15 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.service import log_context, metrics
-from bot.service.delivery_memo import delivery_memo
-from bot.service.delivery_watch import payload_repository
-from bot.service.errors import (
+from bot.context.handler_ids import Handler, handler_name
+from bot.context.services import Services
+from bot.core import log_context, metrics
+from bot.core.delivery_memo import delivery_memo
+from bot.core.errors import (
     BotError,
     PermanentError,
     TransientError,
@@ -31,8 +32,8 @@ from bot.service.errors import (
     retry_after,
     unforeseen,
 )
-from bot.service.services import Services
-from bot.service.sources import RECONCILE_EVENT, REFUSED_EVENT, routed_event
+from bot.core.sources import RECONCILE_EVENT, REFUSED_EVENT, routed_event
+from bot.service.delivery_watch import payload_repository
 from bot.store.protocol import Delivery
 
 log = logging.getLogger(__name__)
@@ -45,35 +46,6 @@ LOG_FAILED = "handler %s failed on delivery %s"
 # Returns the handlers that completed but are not recorded yet: the inbox records them
 # with the delivery's end, in one transaction.
 Dispatcher = Callable[[Delivery], Awaitable[Sequence[str]]]
-Handler = Callable[..., Awaitable[Any]]
-
-
-HANDLER_ID = "followup_bot_handler_id"
-ERROR_NO_HANDLER_ID = "handler {name} has no explicit id: decorate it with @handler_id(...)"
-H = TypeVar("H", bound=Handler)
-
-
-def handler_id(name: str) -> Callable[[H], H]:
-    """Give a handler the stable id the store records its runs under.
-
-    Explicit, not the module path: moving or renaming the function must not make the
-    dispatcher re-run it for deliveries in flight (``bot.store.legacy_ids`` maps the
-    ids older releases recorded)."""
-
-    def mark(handler: H) -> H:
-        setattr(handler, HANDLER_ID, name)
-        return handler
-
-    return mark
-
-
-def handler_name(handler: Handler) -> str:
-    found = getattr(handler, HANDLER_ID, None)
-    if not isinstance(found, str):
-        raise TypeError(
-            ERROR_NO_HANDLER_ID.format(name=f"{handler.__module__}.{handler.__qualname__}")
-        )
-    return found
 
 
 def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> Dispatcher:
@@ -88,7 +60,7 @@ def build_dispatcher(routers: Sequence[routing.Router], services: Services) -> D
         if not handlers:
             return ()
         # The handlers share the reads of one moment; the flows deep under them count
-        # into this app's metrics (see ``bot.service.metrics.bound``).
+        # into this app's metrics (see ``bot.core.metrics.bound``).
         repository = payload_repository(delivery.source, event.data)
         with (
             delivery_memo(),

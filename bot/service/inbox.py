@@ -32,10 +32,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from bot.service import metrics as outcomes
+from bot.core import metrics as outcomes
+from bot.core.metrics import Metrics
 from bot.service.attempt_end import AttemptEnd, RetryPolicy, after_failure, done, gave_up
 from bot.service.delivery_watch import ADMITTED, ENDED, attempt_logged
-from bot.service.metrics import Metrics
 from bot.store.outage import Outage, pause
 from bot.store.protocol import (
     Delivery,

@@ -19,8 +19,8 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from bot.service.sources import RECONCILE_EVENT
-from bot.service.subjects import github_subject
+from bot.core.sources import RECONCILE_EVENT
+from bot.core.subjects import github_subject
 from bot.store.outage import Outage, pause
 from bot.store.protocol import Delivery
 

@@ -7,7 +7,7 @@ seen at start-up rather than as silence hours later. Secrets are never shown.
 
 from __future__ import annotations
 
-from bot.service.settings import Settings
+from bot.core.settings import Settings
 from bot.store.access import redacted
 
 NO_REPOSITORIES = (

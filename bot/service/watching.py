@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from bot.service import metrics as outcomes
-from bot.service.metrics import CONTENT_TYPE, PinLag, StoreFacts
+from bot.context.services import Services
+from bot.core import metrics as outcomes
+from bot.core.metrics import CONTENT_TYPE, PinLag, StoreFacts
 from bot.service.readiness import Readiness
-from bot.service.services import Services
 from bot.store.kinds import Kind
 
 log = logging.getLogger(__name__)

@@ -43,8 +43,8 @@ from typing import Any, TypeVar
 import aiohttp
 from aiohttp import hdrs, web
 
+from bot.core.sources import Source, routed_event
 from bot.service.inbox import Inbox
-from bot.service.sources import Source, routed_event
 from bot.store.protocol import Delivery, EnqueueResult
 
 logger = logging.getLogger(__name__)

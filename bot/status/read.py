@@ -17,14 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.config.load import CACHE_KIND
 from bot.config.models import RepoConfig
+from bot.context.config_load import CACHE_KIND
+from bot.context.services import Services
 from bot.dashboard.flow import collect
 from bot.dashboard.text import RetryRow
 from bot.pins.state import PinState
 from bot.retry.report import flaky_steps
 from bot.routing_check.migrate_pr import MigrationState, Outcome
-from bot.service.services import Services
 from bot.status import links
 from bot.status.activity import KINDS as ACTIVITY_KINDS
 from bot.status.activity import activity
@@ -75,7 +75,8 @@ def sources_of(services: Services) -> StatusSources:
 
 
 def known_configs(cache: Mapping[Any, Any]) -> dict[str, RepoConfig]:
-    """The configs this replica read lately (``bot.config.load`` keeps them by main's head)."""
+    """The configs this replica read lately (``bot.context.config_load`` keeps them by
+    main's head)."""
     found: dict[str, RepoConfig] = {}
     for key in list(cache.keys()):
         value = cache.get(key)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-from bot.service.metrics import RATE_LIMIT_HEADERS, Metrics
+from bot.core.metrics import RATE_LIMIT_HEADERS, Metrics
 from bot.status.model import ServiceStatus
 from bot.store.protocol import Store
 

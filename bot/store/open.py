@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.access import Access, is_postgres
 from bot.store.postgres import PostgresStore, migrate_url
 from bot.store.protocol import Store

@@ -8,7 +8,7 @@ ONE warning when the outage begins ("database unreachable since ...") and ONE
 line when a call succeeds again ("database back after ..."), whoever notices, and
 the loops back off (``pause``) instead of writing a traceback per second.
 
-Only errors a retry can cure count (``bot.service.errors.is_transient``: a lost
+Only errors a retry can cure count (``bot.core.errors.is_transient``: a lost
 connection, a server shutting down, a locked SQLite file); anything else is a bug
 whose caller logs its traceback as before.
 
@@ -22,7 +22,7 @@ import datetime
 import logging
 from collections.abc import Callable
 
-from bot.service.errors import is_transient
+from bot.core.errors import is_transient
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ Same semantics as the SQLite store (the store contract tests run on both), plus:
   It is taken on the presence connection, which runs one command at a time: the callers
   (the ticker and retention ask together at start-up) take turns on it.
 - **Outages**: a lost connection or a server restarting is transient
-  (``bot.service.database_errors``); the recovery loop reports it to ``outage`` (one line
+  (``bot.core.database_errors``); the recovery loop reports it to ``outage`` (one line
   when it begins, one when the database answers again) and rejoins once it can.
 - **Durability**: a commit returns once PostgreSQL has it on disk (``synchronous_commit``
   as the server sets it, on by default), which is what the webhook's 202 waits for.

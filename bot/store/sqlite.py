@@ -54,7 +54,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.access import Access, StoreUnavailable
 from bot.store.legacy_ids import LEGACY_HANDLER_IDS
 from bot.store.outage import Outage

@@ -15,8 +15,8 @@ from bot.buildkite.decisions import (
     retry_delay,
 )
 from bot.buildkite.errors import BuildkiteError, JobNotRetryable
-from bot.service.errors import PermanentError, TransientError, is_transient
-from bot.service.http_policy import RequestPolicy
+from bot.core.errors import PermanentError, TransientError, is_transient
+from bot.core.http_policy import RequestPolicy
 
 from ..github_client.github_fakes import RecordingSleep
 from .buildkite_fakes import PIPELINE, FakeBuildkite, MakeClient, json_answer, raw_answer

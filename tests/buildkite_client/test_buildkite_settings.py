@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.service.settings import ENV_VARS, Settings, SettingsError
+from bot.core.settings import ENV_VARS, Settings, SettingsError
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\n"
 

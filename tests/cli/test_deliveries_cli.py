@@ -30,7 +30,7 @@ from bot.cli.deliveries import (
 )
 from bot.cli.main import main
 from bot.cli.store_access import DATABASE_ERROR
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.protocol import DeliveryRecord, DeliveryStatus
 from bot.store.sqlite import (
     MIGRATIONS,

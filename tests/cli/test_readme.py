@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from bot.config.parse import parse_repo_config
-from bot.service.settings import env_table_markdown
+from bot.core.settings import env_table_markdown
 from sandbox.vllm_ci_tree import SWEEP_LABELS
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -7,8 +7,9 @@ import io
 import sqlite3
 from pathlib import Path
 
-from bot.retry.report import NOTHING_YET, flaky_report, report_command
-from bot.service.blocking import BlockingRunner
+from bot.cli.report_flaky import report_command
+from bot.core.blocking import BlockingRunner
+from bot.retry.report import NOTHING_YET, flaky_report
 from bot.store.kinds import Kind
 from bot.store.sqlite import SQLiteStore
 

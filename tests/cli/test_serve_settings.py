@@ -8,7 +8,7 @@ import pytest
 
 from bot.cli.main import main
 from bot.cli.serve import serve_settings
-from bot.service.settings import ENV_VARS, MISSING, SETTINGS_ERROR_HEADER, env_help
+from bot.core.settings import ENV_VARS, MISSING, SETTINGS_ERROR_HEADER, env_help
 from bot.service.startup import NO_REPOSITORIES
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\n"

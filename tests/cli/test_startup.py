@@ -7,8 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from bot.core.settings import Settings
 from bot.service import startup
-from bot.service.settings import Settings
 from sandbox.harness import app_key
 
 SECRET = "s3cr3t-webhook"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands.grammar import (
+from bot.comments.grammar import (
     HELP,
     MSG_ARGS_NEED_OPTION,
     MSG_MISSING_ARGS,

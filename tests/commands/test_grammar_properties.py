@@ -7,7 +7,7 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.commands.grammar import HELP, RETRY_FLAKY, CommandError, parse_command
+from bot.comments.grammar import HELP, RETRY_FLAKY, CommandError, parse_command
 
 HANDLE = "bot"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.commands.grammar import (
+from bot.comments.grammar import (
     HELP_HEADER,
     HELP_INTRO,
     HELP_QUOTING,

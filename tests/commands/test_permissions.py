@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.commands.grammar import (
+from bot.comments.grammar import (
     Command,
     CommandSpec,
     OptionSpec,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from bot.service.followups import LANDING_EVENT, RETRY_OUTCOMES_EVENT, pr_delivery
-from bot.service.sources import Source, routed_event
-from bot.service.subjects import github_subject
+from bot.context.followups import LANDING_EVENT, RETRY_OUTCOMES_EVENT, pr_delivery
+from bot.core.sources import Source, routed_event
+from bot.core.subjects import github_subject
 
 
 def test_a_pr_follow_up_shares_the_subject_of_the_prs_comments() -> None:

@@ -4,7 +4,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.sqlite import SQLiteStore
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.service.inbox import Dispatcher, Inbox
 from bot.service.webhooks import github_webhook_handler
 from bot.store.protocol import Delivery

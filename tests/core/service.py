@@ -16,12 +16,12 @@ import aiohttp
 from aiohttp import web
 from gidgethub import routing, sansio
 
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core.errors import PermanentError
+from bot.core.settings import Settings
 from bot.service.app import INBOX, SERVICES, create_app
-from bot.service.dispatch import handler_id
-from bot.service.errors import PermanentError
 from bot.service.inbox import Inbox
-from bot.service.services import Services
-from bot.service.settings import Settings
 from bot.store.protocol import DeliveryRecord, Store
 
 from .helpers import SECRET, sign

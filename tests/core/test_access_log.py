@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.service.access_log import SCRUBBED, AccessLogger, scrub_query
+from bot.core.access_log import SCRUBBED, AccessLogger, scrub_query
 from bot.service.app import create_app
 
 from .helpers import sign

@@ -1,4 +1,4 @@
-"""One list of what the App needs (bot.service.app_requirements): the routers handle no
+"""One list of what the App needs (bot.core.app_requirements): the routers handle no
 event it leaves out, the manifest in deploy/ is `followup-bot app-manifest`'s output and a
 valid GitHub App manifest, and the README lists exactly the same permissions and events."""
 
@@ -13,8 +13,7 @@ import pytest
 
 from bot.cli.app_manifest import app_manifest_command
 from bot.cli.main import main
-from bot.service.app import DEFAULT_ROUTERS
-from bot.service.app_requirements import (
+from bot.core.app_requirements import (
     BUILDKITE_SCOPES,
     DEFAULT_APP_NAME,
     DEFAULT_HOMEPAGE,
@@ -26,7 +25,8 @@ from bot.service.app_requirements import (
     manifest_json,
     readme_markdown,
 )
-from bot.service.sources import INTERNAL_PREFIX
+from bot.core.sources import INTERNAL_PREFIX
+from bot.service.app import DEFAULT_ROUTERS
 
 ROOT = Path(__file__).parents[2]
 MANIFEST = ROOT / "deploy" / "github-app-manifest.json"

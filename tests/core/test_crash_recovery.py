@@ -18,7 +18,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.protocol import DeliveryStatus
 from bot.store.sqlite import SQLiteStore
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from bot.service.database_errors import transient_database_error, transient_sqlstate
-from bot.service.errors import PermanentError, is_transient
+from bot.core.database_errors import transient_database_error, transient_sqlstate
+from bot.core.errors import PermanentError, is_transient
 from bot.store.outage import LOG_BACK, LOG_UNREACHABLE, PAUSE_CAP, Outage, pause
 
 pg = asyncpg.exceptions

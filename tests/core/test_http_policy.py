@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict
 
-from bot.service.errors import TransientError
-from bot.service.http_policy import (
+from bot.core.errors import TransientError
+from bot.core.http_policy import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_WAIT,
     DEFAULT_TIMEOUT,
@@ -284,7 +284,7 @@ async def test_pause_logs_and_sleeps_through_the_policy(
 ) -> None:
     sleeps = Sleeps()
     policy = RequestPolicy(sleep=sleeps)
-    with caplog.at_level(logging.DEBUG, logger="bot.service.http_policy"):
+    with caplog.at_level(logging.DEBUG, logger="bot.core.http_policy"):
         await policy.pause(2.0, service="Peer", answer=503, request="GET /x", attempt=1)
     assert sleeps.calls == [2.0]
     assert caplog.messages == ["Peer answered 503 to GET /x (attempt 1); retrying in 2.0 s"]

@@ -10,9 +10,9 @@ from typing import TypeVar
 import asyncpg
 import pytest
 
+from bot.core.blocking import BlockingRunner
+from bot.core.errors import PermanentError, TransientError
 from bot.service.attempt_end import GAVE_UP, backoff_delay, failure_reason
-from bot.service.blocking import BlockingRunner
-from bot.service.errors import PermanentError, TransientError
 from bot.service.inbox import LOG_OUTCOME, LOG_WORKER_ERROR, Inbox
 from bot.store.outage import LOG_BACK, LOG_UNREACHABLE
 from bot.store.protocol import Delivery, DeliveryRecord, DeliveryStatus, Settlement

@@ -17,11 +17,11 @@ import aiohttp
 import pytest
 from gidgethub import routing, sansio
 
-from bot.service import log_context
-from bot.service.dispatch import handler_id
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core import log_context
+from bot.core.sources import RECONCILE_EVENT
 from bot.service.reconcile import reconcile_delivery
-from bot.service.services import Services
-from bot.service.sources import RECONCILE_EVENT
 
 from .service import settings_for
 from .test_watching import serving

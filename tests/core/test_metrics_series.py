@@ -10,12 +10,12 @@ from pathlib import Path
 import aiohttp
 from gidgethub import routing, sansio
 
-from bot.dashboard.text import pin_snapshot
-from bot.service.dispatch import handler_id
-from bot.service.metrics import installed_version
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core.metrics import installed_version
+from bot.core.sources import RECONCILE_EVENT
+from bot.pins.snapshot import pin_snapshot
 from bot.service.reconcile import reconcile_delivery
-from bot.service.services import Services
-from bot.service.sources import RECONCILE_EVENT
 from bot.store.kinds import Kind, pin_key
 
 from .service import Handlers, push_body, settings_for

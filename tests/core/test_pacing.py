@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.service.pacing import Pacer, TokenBucket
+from bot.core.pacing import Pacer, TokenBucket
 
 
 class InstantClock:

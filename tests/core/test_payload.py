@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.service.errors import PermanentError
-from bot.service.payload import (
+from bot.core.errors import PermanentError
+from bot.core.payload import (
     ERROR_MISSING_FIELD,
     ERROR_WRONG_TYPE,
     each,

@@ -13,8 +13,8 @@ import asyncpg
 import pytest
 from gidgethub import routing, sansio
 
-from bot.service.dispatch import handler_id
-from bot.service.services import Services
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
 from bot.store.outage import LOG_BACK, LOG_UNREACHABLE
 from bot.store.protocol import DeliveryRecord, DeliveryStatus
 from sandbox.postgres_server import PostgresServer, create_database, start_server

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.service.errors import PermanentError
+from bot.core.errors import PermanentError
 from bot.service.inbox import LOG_BODY_DIFFERS, Inbox
 from bot.service.webhooks import STATUS_ACCEPTED, STATUS_DUPLICATE, STATUS_REQUEUED
 from bot.store.protocol import DeliveryStatus, EnqueueResult, Requeue

@@ -12,9 +12,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from bot.context.handler_ids import handler_name
+from bot.core.blocking import BlockingRunner
 from bot.service.app import DEFAULT_ROUTERS
-from bot.service.blocking import BlockingRunner
-from bot.service.dispatch import handler_name
 from bot.store.kinds import Kind
 from bot.store.legacy_ids import LEGACY_HANDLER_IDS
 from bot.store.sqlite import MIGRATIONS, SQLiteStore

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from bot.core.blocking import BlockingRunner
+from bot.core.settings import Settings
 from bot.service.app import create_app
-from bot.service.blocking import BlockingRunner
-from bot.service.settings import Settings
 from bot.store import sqlite as store_sqlite
 from bot.store.kinds import LEGACY_KINDS, PRUNABLE, Kind
 from bot.store.protocol import PruneCounts, Store

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.service.settings import (
+from bot.core.settings import (
     ENV_VARS,
     LOG_LEVELS,
     Settings,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.service.settings import ONE_OF_PAIR, Settings, SettingsError
+from bot.core.settings import ONE_OF_PAIR, Settings, SettingsError
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\n"
 USER = "FOLLOWUP_BOT_REGISTRY_USERNAME"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from bot.core.blocking import BlockingRunner
 from bot.service.app import create_app
-from bot.service.blocking import BlockingRunner
 from bot.store.access import Access, StoreUnavailable
 from bot.store.protocol import DeliveryStatus
 from bot.store.sqlite import DATABASE_IN_USE, SINGLE_WRITER_NEEDS_OWNER, DatabaseInUse, SQLiteStore

@@ -10,7 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store.access import Access, StoreUnavailable
 from bot.store.open import migrate_database, store_for
 from bot.store.postgres import LOG_PRESENCE_LOST, NOT_A_BOT_DATABASE, PostgresStore, migrate_url

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.store import sqlite as store_sqlite
 from bot.store.protocol import DeliveryStatus
 from bot.store.sqlite import MIGRATIONS, STORE_NOT_OPEN, SQLiteStore, split_statements

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.service.blocking import BlockingRunner
+from bot.core.blocking import BlockingRunner
 from bot.service.inbox import LOG_VANISHED, Inbox
 from bot.store.coalesce import Coalescer
 from bot.store.protocol import (

@@ -19,12 +19,13 @@ from aiohttp.test_utils import TestServer
 from gidgethub import routing, sansio
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.service import log_context, readiness
-from bot.service import metrics as outcomes
+from bot.context.handler_ids import handler_id
+from bot.context.services import Services
+from bot.core import log_context
+from bot.core import metrics as outcomes
+from bot.core.settings import Settings
+from bot.service import readiness
 from bot.service.app import create_app
-from bot.service.dispatch import handler_id
-from bot.service.services import Services
-from bot.service.settings import Settings
 from bot.service.watching import NOT_READY, READY
 from sandbox.harness import app_key
 from tests.scripted_server import ScriptedServer

@@ -13,6 +13,7 @@ import gidgethub
 import pytest
 from gidgethub.abc import GitHubAPI
 
+from bot.core.blocking import BlockingRunner
 from bot.dashboard.deployment import this_deployment
 from bot.dashboard.flow import (
     DASHBOARD_TITLE,
@@ -26,7 +27,6 @@ from bot.dashboard.issue import ADOPT_SETTING, LOG_FOREIGN, LOG_RESTORED
 from bot.dashboard.ownership import UNMARKED, stamp, written_by
 from bot.github.changes import Repo
 from bot.github.client import GitHubApp
-from bot.service.blocking import BlockingRunner
 from bot.store.kinds import Kind
 from bot.store.sqlite import SQLiteStore
 from sandbox.github_pipeline import RecordedRequest

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from bot.service.settings import ENV_VARS
+from bot.core.settings import ENV_VARS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.abi.log import PASSED
-from bot.config.load import RECENT_KIND, RECENT_MAX_AGE, Recent
+from bot.context.config_load import RECENT_KIND, RECENT_MAX_AGE, Recent
 from bot.service.reconcile import enqueue_tick
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness

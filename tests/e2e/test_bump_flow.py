@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.sources import RECONCILE_EVENT
 from bot.pins import text as bump_text
 from bot.service.reconcile import enqueue_tick
-from bot.service.sources import RECONCILE_EVENT
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIN_FILE, PIN_TEMPLATE, UPSTREAM
 from tests.e2e.conftest import seed

@@ -9,9 +9,9 @@ retried, never a "new failure", and never a red run of its step on main.
 
 from __future__ import annotations
 
+from bot.failures.classify import EVIDENCE_CANCELED, cancel_time
 from bot.landing import text as landing_text
 from bot.retry import text as retry_text
-from bot.retry.classify import EVIDENCE_CANCELED, cancel_time
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness
 from sandbox.scenario import World

@@ -30,7 +30,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from bot.commands.replies import MARKER_REPLY
+from bot.comments.replies import MARKER_REPLY
 from sandbox.harness import BUILDKITE_TOKEN, Harness
 from sandbox.ports import free_port
 from sandbox.postgres_server import PostgresServer, create_database, start_server

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.blocking import BlockingRunner
 from bot.dashboard.issue import ADOPT_SETTING
 from bot.dashboard.ownership import written_by
 from bot.doctor import fixes
@@ -23,7 +24,6 @@ from bot.doctor.database_check import (
 )
 from bot.doctor.result import FAIL, OK, SKIP, CheckResult
 from bot.doctor.run import exit_code, run_checks
-from bot.service.blocking import BlockingRunner
 from bot.service.reconcile import enqueue_tick
 from bot.store.kinds import Kind
 from bot.store.open import migrate_database, store_for

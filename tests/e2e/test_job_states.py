@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from bot.failures.classify import EVIDENCE_EXPIRED
 from bot.retry import text as retry_text
-from bot.retry.classify import EVIDENCE_EXPIRED
 from sandbox.buildkite_state import JobSpec
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import CONFIG, DOWNSTREAM, PIPELINE

@@ -2,7 +2,7 @@
 
 Every event a handler is registered for gets payloads with one field missing,
 null, or of the wrong type; the handler must raise ``PermanentError`` with the
-message of ``bot.service.payload`` naming that field (never an ``AttributeError``,
+message of ``bot.core.payload`` naming that field (never an ``AttributeError``,
 ``KeyError`` or ``TypeError`` from deep inside). The well-formed payloads they
 are made from run through without an error, so each failure is the field's.
 """
@@ -23,10 +23,10 @@ import handlers.dashboard
 import handlers.landing
 import handlers.main_red
 import handlers.routing
+from bot.context.services import Services
+from bot.core.errors import PermanentError
+from bot.core.payload import ERROR_MISSING_FIELD, ERROR_WRONG_TYPE
 from bot.service.app import DEFAULT_ROUTERS
-from bot.service.errors import PermanentError
-from bot.service.payload import ERROR_MISSING_FIELD, ERROR_WRONG_TYPE
-from bot.service.services import Services
 from sandbox.harness import Harness
 
 Handler = Callable[[sansio.Event, Services], Awaitable[None]]

@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
+from bot.core.sources import RECONCILE_EVENT
 from bot.service.reconcile import enqueue_tick
-from bot.service.sources import RECONCILE_EVENT
 from sandbox.harness import Harness
 from sandbox.vllm_shapes import DOWNSTREAM
 from tests.e2e.conftest import seed

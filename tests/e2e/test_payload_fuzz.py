@@ -16,10 +16,10 @@ import random
 import re
 from typing import Any
 
+from bot.core.errors import PermanentError
+from bot.core.sources import BUILDKITE_PREFIX, INTERNAL_PREFIX, Source
 from bot.service.app import DEFAULT_ROUTERS
 from bot.service.dispatch import build_dispatcher
-from bot.service.errors import PermanentError
-from bot.service.sources import BUILDKITE_PREFIX, INTERNAL_PREFIX, Source
 from bot.store.protocol import Delivery
 from sandbox.harness import Harness
 from tests.e2e.test_malformed_payloads import CASES, PAYLOADS, registrations

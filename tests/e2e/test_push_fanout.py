@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.service.sources import SYNC_EVENT
+from bot.core.sources import SYNC_EVENT
 from bot.store.protocol import DeliveryStatus
 from sandbox.harness import harness
 from sandbox.vllm_shapes import DOWNSTREAM, UPSTREAM

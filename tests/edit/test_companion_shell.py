@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.config.models import CompanionConfig
+from bot.core.errors import PermanentError
 from bot.edit import companion as comp
 from bot.edit.companion import CompanionError, CompanionValue, read_companion, set_companion
-from bot.service.errors import PermanentError
 
 FILE = "tools/install_deepgemm.sh"
 SHA = "a0c4f6e2b8d1357924680ace13579bdf02468ace"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.retry.classify import Failure, MainRun
-from bot.retry.signature import Signature
+from bot.failures.classify import Failure, MainRun
+from bot.failures.signature import Signature
 
 LOGS = Path(__file__).parent / "logs"
 PR_COMMIT = "3f9c2a7e41d05b8c6a1f0e2d9b7c4a5e6f708192"

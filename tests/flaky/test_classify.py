@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.retry.classify import (
+from bot.failures.classify import (
     DEFAULT_INFRA_PATTERNS,
     EVIDENCE_AGENT_LOST,
     EVIDENCE_EMPTY_LOG,
@@ -17,7 +17,7 @@ from bot.retry.classify import (
     Verdict,
     classify,
 )
-from bot.retry.signature import NO_SIGNATURE, Signature, failure_signature
+from bot.failures.signature import NO_SIGNATURE, Signature, failure_signature
 
 from .helpers import PR_COMMIT, bk, failure, log, main_run
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.retry.classify import (
+from bot.failures.classify import (
     EVIDENCE_CANCELED,
     EVIDENCE_CANCELED_UNTIMED,
     RETRY,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.retry.classify import EXCERPT_CHARS, FailureClass, FlakyRule, classify
+from bot.failures.classify import EXCERPT_CHARS, FailureClass, FlakyRule, classify
 
 from .helpers import bk, failure
 

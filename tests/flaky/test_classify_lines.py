@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.abi.log import clean_log
-from bot.retry.classify import (
+from bot.failures.classify import (
     EVIDENCE_EMPTY_LOG,
     EVIDENCE_IMAGE_MISSING,
     EVIDENCE_INFRA_LINE,
@@ -17,7 +17,7 @@ from bot.retry.classify import (
     Verdict,
     classify,
 )
-from bot.retry.signature import signature_from_lines
+from bot.failures.signature import signature_from_lines
 
 from .helpers import bk, failure, log, main_run
 

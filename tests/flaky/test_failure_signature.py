@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.retry.signature import (
+from bot.failures.signature import (
     DESCRIBE_NONE,
     MAX_ERROR_CHARS,
     NO_SIGNATURE,

@@ -7,8 +7,8 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.retry.classify import Failure, FailureClass, FlakyRule, MainRun, Verdict, classify
-from bot.retry.signature import Signature, failure_signature
+from bot.failures.classify import Failure, FailureClass, FlakyRule, MainRun, Verdict, classify
+from bot.failures.signature import Signature, failure_signature
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=10)
 _PARAM = st.text(alphabet="abcxyz019-._/ ", min_size=1, max_size=16)

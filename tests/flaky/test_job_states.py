@@ -27,7 +27,7 @@ from bot.buildkite.job_states import (
     not_finished,
     ran_and_failed,
 )
-from bot.retry.builds import canceled_jobs, hard_failures
+from bot.failures.builds import canceled_jobs, hard_failures
 from sandbox.buildkite_model import JOB_STATES as STAND_IN_STATES
 
 STARTED = "2025-05-12T10:00:00.000Z"

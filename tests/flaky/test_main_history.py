@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from bot.buildkite.client import BuildkiteClient
-from bot.retry.history import History
+from bot.failures.history import History
 
 STEP = "kernels-test"
 STARTED = "2025-05-12T10:00:00.000Z"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.abi.log import clean_log
-from bot.retry.signature import (
+from bot.failures.signature import (
     DESCRIBE_LINES,
     DESCRIBE_NONE,
     LINE_BREAK,

@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.retry.signature import (
+from bot.failures.signature import (
     MAX_ERROR_CHARS,
     MAX_LINES,
     NO_SIGNATURE,

@@ -12,9 +12,9 @@ import gidgethub.abc
 import pytest
 from gidgethub.abc import GitHubAPI
 
+from bot.core.errors import PermanentError
 from bot.github import changes
 from bot.github.changes import Repo, url_path
-from bot.service.errors import PermanentError
 from sandbox.harness import Harness, harness
 
 REPO = Repo("acme", "widgets")

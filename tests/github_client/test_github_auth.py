@@ -7,6 +7,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from bot.core.errors import PermanentError
 from bot.github.auth import (
     NOT_AN_RSA_KEY,
     TOKEN_REFRESH_MARGIN_SECONDS,
@@ -15,7 +16,6 @@ from bot.github.auth import (
     make_app_jwt,
     parse_installation_token,
 )
-from bot.service.errors import PermanentError
 
 from .github_fakes import APP_ID, FakeClock
 

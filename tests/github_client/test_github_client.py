@@ -8,8 +8,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from bot.core.errors import TransientError
 from bot.github.client import GitHubApp
-from bot.service.errors import TransientError
 
 from .github_fakes import Answer, FakeClock, FakeGitHub, MakeApp, RecordingSleep, answers
 

@@ -7,9 +7,9 @@ import http
 import gidgethub
 import pytest
 
+from bot.core.errors import TransientError
+from bot.core.http_policy import RequestPolicy
 from bot.github.client import graphql_url, retry_delay
-from bot.service.errors import TransientError
-from bot.service.http_policy import RequestPolicy
 
 POLICY = RequestPolicy(clock=lambda: 1000.0, max_retries=2, max_wait=90.0)
 

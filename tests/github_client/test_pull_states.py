@@ -10,6 +10,7 @@ import gidgethub
 import pytest
 from graphql import parse
 
+from bot.core.errors import PermanentError, TransientError, is_transient
 from bot.github.changes import Repo
 from bot.github.pull_states import (
     PER_BRANCH,
@@ -18,7 +19,6 @@ from bot.github.pull_states import (
     query_for,
     rest_shaped,
 )
-from bot.service.errors import PermanentError, TransientError, is_transient
 
 BRANCH = "followup-bot/bump/flash-attention"
 

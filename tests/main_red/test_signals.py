@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.failures.signature import NO_SIGNATURE, Signature
 from bot.main_red.signals import (
     MAX_JUDGED_RUNS,
     REASON_BROKEN,
@@ -31,7 +32,6 @@ from bot.main_red.signals import (
     runs_to_read,
     timelines,
 )
-from bot.retry.signature import NO_SIGNATURE, Signature
 
 AUDIT = StepId("torch-stable-abi-audit")
 ABI = Signature("error", ("AssertionError: _C_AVX2.abi3.so is not allowlisted",))

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
+from bot.core.errors import PermanentError, is_transient
 from bot.edit import cmake_pin as pins
 from bot.edit.cmake_pin import MSG_SHALLOW_SHA, Pin, PinError, pin_diff, read_pin, set_pin
-from bot.service.errors import PermanentError, is_transient
 
 NEW_SHA = "feedfacefeedfacefeedfacefeedfacefeedface"
 NEW_TAG = "v9.9.9"

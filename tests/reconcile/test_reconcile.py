@@ -12,13 +12,13 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 import pytest
 
+from bot.core.sources import RECONCILE_EVENT
 from bot.service.reconcile import (
     LOG_TICK_FAILED,
     enqueue_tick,
     reconcile_delivery,
     reconcile_forever,
 )
-from bot.service.sources import RECONCILE_EVENT
 from bot.store.outage import LOG_BACK, LOG_UNREACHABLE, Outage
 from bot.store.protocol import Delivery
 

@@ -10,9 +10,9 @@ import pytest
 from gidgethub import QueryError
 from gidgethub.aiohttp import GitHubAPI
 
+from bot.core.errors import PermanentError
 from bot.github import changes, pull_states
 from bot.github.changes import Repo
-from bot.service.errors import PermanentError
 from sandbox.github_graphql_pulls import NO_PAGE_SIZE, PAGE_TOO_LARGE, REPOSITORY_NOT_FOUND
 from sandbox.github_server import GitHubSandbox
 

@@ -8,7 +8,7 @@ import pytest
 
 from bot.buildkite.client import BuildkiteClient, PullRequestRef
 from bot.buildkite.transport import BuildkiteConnection
-from bot.service.errors import TransientError
+from bot.core.errors import TransientError
 from sandbox.buildkite_routes_builds import BAD_ENV, CREATE_NEEDS
 from sandbox.buildkite_server import BuildkiteSandbox
 from sandbox.buildkite_state import JobSpec

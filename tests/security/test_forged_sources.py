@@ -15,16 +15,16 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.service.app import DEFAULT_ROUTERS
-from bot.service.dispatch import build_dispatcher
-from bot.service.errors import PermanentError
-from bot.service.sources import (
+from bot.core.errors import PermanentError
+from bot.core.sources import (
     BUILD_FINISHED,
     RECONCILE_EVENT,
     REFUSED_EVENT,
     SYNC_EVENT,
     routed_event,
 )
+from bot.service.app import DEFAULT_ROUTERS
+from bot.service.dispatch import build_dispatcher
 from bot.store.kinds import Kind
 from bot.store.protocol import Delivery, DeliveryStatus
 from sandbox.buildkite_webhooks import signature_header

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from bot.config.models import RepoConfig
+from bot.core.metrics import Metrics
 from bot.dashboard.flow import pin_snapshot, record_allowlist_evidence
 from bot.landing.state import LandingState
 from bot.main_red.state import SignalDoc
 from bot.pins.state import Outcome, PinState
 from bot.routing_check.migrate_pr import MigrationState
-from bot.service.metrics import Metrics
 from bot.status.model import FailureRow, FlakyStep, Linked, MigrationRow, RedRow
 from bot.status.pins import ACTIVE, CLOSED, MERGED, OPEN, PAUSED, WAITING
 from bot.status.read import ERROR_SHOWN, StatusSources, known_configs, read_status, sources_of

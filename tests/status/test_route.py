@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.service.settings import Settings
+from bot.core.settings import Settings
 from bot.status import pages, render
 from bot.status.login import COOKIE, authorized, has_session, session_value
 from bot.status.read import StatusSources

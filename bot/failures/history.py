@@ -16,8 +16,8 @@ from typing import Any
 
 from bot.buildkite import job_states
 from bot.buildkite.client import BuildkiteClient
-from bot.retry.classify import MainRun
-from bot.retry.signature import Signature, failure_signature
+from bot.failures.classify import MainRun
+from bot.failures.signature import Signature, failure_signature
 
 FINISHED_BUILD_STATES = ("passed", "failed")
 HISTORY_TTL = 600.0

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.buildkite import job_states
-from bot.service.scope import RepoScope
+from bot.context.scope import RepoScope
 
 
 @dataclass(frozen=True)

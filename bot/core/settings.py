@@ -52,7 +52,7 @@ DEFAULT_DATABASE_SHOWN = f"$XDG_STATE_HOME/{APP_FOLDER}/{DATABASE_FILE}"
 DEFAULT_CACHE_DIR_SHOWN = f"$XDG_CACHE_HOME/{APP_FOLDER}/{CACHE_FOLDER}"
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOG_FORMATS = ("text", "json")  # bot.service.log_context writes each
+LOG_FORMATS = ("text", "json")  # bot.core.log_context writes each
 
 # GitHub logins: alphanumerics and single hyphens; repository names also allow
 # dots and underscores. Checked here so a typo fails at start-up, not at the

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from cachetools import TTLCache
 
+from bot.context.followups import FollowUps
+from bot.core.blocking import BlockingRunner
+from bot.core.locks import KeyedLocks
+from bot.core.metrics import Metrics
 from bot.github.changes import Repo
-from bot.service.blocking import BlockingRunner
-from bot.service.followups import FollowUps
-from bot.service.locks import KeyedLocks
-from bot.service.metrics import Metrics
 
 if TYPE_CHECKING:
     from bot.buildkite.client import BuildkiteClient
+    from bot.core.settings import Settings
     from bot.github.client import GitHubApp
     from bot.registry.pool import Registries
-    from bot.service.settings import Settings
     from bot.store.protocol import Store
 
 

@@ -21,8 +21,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from bot.service.sources import INTERNAL_PREFIX, SYNC_EVENT, Source
-from bot.service.subjects import github_subject
+from bot.core.sources import INTERNAL_PREFIX, SYNC_EVENT, Source
+from bot.core.subjects import github_subject
 from bot.store.protocol import Delivery
 
 # A PR's retry-flaky sticky comment shown again with its retried jobs' outcomes.

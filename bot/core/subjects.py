@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.service.sources import RECONCILE_EVENT, SYNC_EVENT
+from bot.core.sources import RECONCILE_EVENT, SYNC_EVENT
 
 
 def _repo(payload: Mapping[str, Any]) -> str:

@@ -16,13 +16,13 @@ from typing import Any
 from gidgethub.abc import GitHubAPI
 
 from bot.buildkite.client import BuildkiteClient
-from bot.config.load import load_config, recent_config
 from bot.config.models import AllowlistConfig, LandingConfig, RepoConfig
+from bot.context.config_load import load_config, recent_config
+from bot.context.services import Services
+from bot.core.blocking import BlockingRunner
+from bot.core.locks import KeyedLocks
 from bot.github.changes import DEFAULT_BOT_LOGIN, Repo
 from bot.registry.pool import Registries
-from bot.service.blocking import BlockingRunner
-from bot.service.locks import KeyedLocks
-from bot.service.services import Services
 from bot.store.protocol import Store
 
 ERROR_NOT_CONFIGURED = "{repo}: {what} is not configured"
@@ -88,7 +88,7 @@ async def repo_scope(services: Services, repo: Repo, *, recent: bool = False) ->
     """The scope of ``repo``; None when it has no usable config (recorded by load_config).
 
     ``recent``: a config read at main's head a few minutes ago will do, so no request
-    (``bot.config.load.recent_config``; Buildkite's events, which come by the hundred).
+    (``bot.context.config_load.recent_config``; Buildkite's events, which come by the hundred).
     """
     gh = await services.github.repo_client(repo.full_name)
     read = recent_config if recent else load_config

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar, overload
 
-from bot.service.errors import PermanentError
+from bot.core.errors import PermanentError
 
 T = TypeVar("T")
 Payload = Mapping[str, Any]

@@ -4,7 +4,7 @@ A *transient* failure (GitHub 5xx, a rate limit, a timeout, a dropped
 connection) is retried later with backoff; anything else is *permanent* and
 recorded with its reason so a human can see why nothing happened. A database
 that cannot be reached, or asks for the transaction to be tried again, is transient
-too (``bot.service.database_errors``): an outage delays deliveries, it fails none.
+too (``bot.core.database_errors``): an outage delays deliveries, it fails none.
 
 A failure the bot raises on purpose (a ``BotError``: a payload field of the wrong
 type, an event nobody handles) is its reason alone, logged in one line; only a
@@ -18,7 +18,7 @@ import asyncio
 import aiohttp
 import gidgethub
 
-from bot.service.database_errors import transient_database_error
+from bot.core.database_errors import transient_database_error
 
 
 class BotError(Exception):

@@ -1,7 +1,7 @@
 """Reading a repository's config from its default branch, once per delivery.
 
 Every handler of a delivery asks for the config; the first read is shared by the
-others (``bot.service.delivery_memo``). Across deliveries it is kept by the default
+others (``bot.core.delivery_memo``). Across deliveries it is kept by the default
 branch's head commit: while main has not moved, the config has not changed, and the
 default branch's head (which the bump flow reads anyway) is all that is asked.
 
@@ -27,11 +27,11 @@ from gidgethub.abc import GitHubAPI
 from bot.config.errors import ConfigError
 from bot.config.models import RepoConfig
 from bot.config.parse import CONFIG_PATH, parse_repo_config_bytes
+from bot.core.blocking import BlockingRunner
+from bot.core.delivery_memo import memoized
 from bot.github import changes
 from bot.github.changes import Repo
 from bot.github.default_branch import default_branch_head
-from bot.service.blocking import BlockingRunner
-from bot.service.delivery_memo import memoized
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
 

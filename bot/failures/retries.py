@@ -11,8 +11,8 @@ from typing import Any
 
 from bot.buildkite.client import BuildkiteClient
 from bot.buildkite.errors import JobNotRetryable
+from bot.failures.builds import FoundBuild
 from bot.github import effects
-from bot.retry.builds import FoundBuild
 from bot.store.kinds import Kind
 from bot.store.protocol import Store
 

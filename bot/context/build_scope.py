@@ -7,7 +7,7 @@ hundreds of events of one build cost GitHub nothing unless a feature acts on the
   the repository the pipeline builds (it must be served). A handler decides from that
   (the job's state, the branch, a nightly build) before anything is asked.
 - ``scope_of`` then takes the repository's config (the one read at main's head in the
-  last minutes: ``bot.config.load.recent_config``, no request) and checks that its
+  last minutes: ``bot.context.config_load.recent_config``, no request) and checks that its
   Buildkite section names that organisation and pipeline.
 
 ``on_default_branch`` says whether the build is of the default branch by the name the
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.buildkite.pipelines import build_location, repository_of
+from bot.context.scope import RepoScope, repo_scope
+from bot.context.services import Services
+from bot.core.payload import field
 from bot.github.changes import Repo
 from bot.github.default_branch import default_branch_name
-from bot.service.payload import field
-from bot.service.scope import RepoScope, repo_scope
-from bot.service.services import Services
 from bot.store.kinds import Kind
 
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.github import changes
-from bot.images.check import check_build
-from bot.images.text import image_table
-from bot.retry.builds import FoundBuild
-from bot.retry.classify import (
+from bot.context.scope import RepoScope
+from bot.failures.builds import FoundBuild
+from bot.failures.classify import (
     DEFAULT_INFRA_PATTERNS,
     Failure,
     FailureClass,
@@ -20,8 +18,10 @@ from bot.retry.classify import (
     Verdict,
     classify,
 )
-from bot.retry.history import History, main_history
-from bot.service.scope import RepoScope
+from bot.failures.history import History, main_history
+from bot.github import changes
+from bot.images.check import check_build
+from bot.images.text import image_table
 
 LOG_TAIL_BYTES = 65536
 DAY = 86400.0

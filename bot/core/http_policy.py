@@ -12,7 +12,7 @@ Every wait goes through the policy's ``sleep`` and every reading of the time
 through its ``clock``, so tests neither sleep nor depend on the real time.
 
 Part of the foundation (see docs/architecture.md): it imports nothing of the
-bot but ``bot.service.errors``, and ``bot.github`` and ``bot.buildkite`` build
+bot but ``bot.core.errors``, and ``bot.github`` and ``bot.buildkite`` build
 on it.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from bot.service.errors import TransientError
+from bot.core.errors import TransientError
 
 logger = logging.getLogger(__name__)
 

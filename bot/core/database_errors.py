@@ -29,7 +29,7 @@ to state ...", a ``ProtocolError``), a statement cache outdated by a schema chan
 a server that is not the primary any more during a failover: each is cured by a
 retry on another connection. The connection attempt itself fails with ``OSError``s
 (``ConnectionError``, a name that does not resolve) or a timeout, which
-``bot.service.errors`` already counts as transient.
+``bot.core.errors`` already counts as transient.
 
 SQLite, by primary result code (``sqlite3`` exceptions carry ``sqlite_errorcode``):
 ``SQLITE_BUSY`` and ``SQLITE_LOCKED`` (another writer; the busy timeout ran out),

@@ -53,13 +53,13 @@ from functools import lru_cache
 
 from bot.abi.log import clean_log
 from bot.buildkite.job_states import NO_AGENT_STATES
+from bot.failures.signature import NO_SIGNATURE, Signature, signature_from_lines
 from bot.images.missing import (
     MAX_SEARCHED_CHARS,
     MISSING_IMAGE_PATTERN,
     image_missing_line,
     masked,
 )
-from bot.retry.signature import NO_SIGNATURE, Signature, signature_from_lines
 
 MAX_EVIDENCE_CHARS = 240
 EXCERPT_CHARS = 160  # of a matched log line
