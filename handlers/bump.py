@@ -18,15 +18,16 @@ from typing import Any
 from gidgethub import routing, sansio
 
 from bot.allowlist.replay import replay_prunes
-from bot.config.models import PinConfig
 from bot.context.followups import sync_delivery
 from bot.context.handler_ids import handler_id
+from bot.context.scope import repo_scope
 from bot.context.services import Services
 from bot.core.payload import field, optional
 from bot.core.sources import RECONCILE_EVENT, SYNC_EVENT
+from bot.github.changes import Repo
 from bot.pins import bump
 from bot.pins import text as bump_text
-from bot.pins.changed import main_push_selection, touches
+from bot.pins.selection import Selection
 
 log = logging.getLogger(__name__)
 router = routing.Router()
@@ -37,25 +38,20 @@ LOG_NOT_SERVED = "%s for %s skipped: not in FOLLOWUP_BOT_REPOSITORIES"
 
 async def _sync(
     services: Services,
-    downstream: str,
-    select: bump.PinSelector,
+    repo: Repo,
+    select: Selection,
     *,
     refresh: bool = False,
     head_by_compare: bool = False,
 ) -> None:
-    gh = await services.github.repo_client(downstream)
+    scope = await repo_scope(services, repo)
+    if scope is None:
+        return  # no usable config: load_config recorded why
     await bump.sync_repo(
-        gh,
-        services.store,
-        services.locks,
-        services.blocking,
-        downstream,
-        clock=services.clock,
+        scope,
         select=select,
         refresh=refresh,
         head_by_compare=head_by_compare,
-        bot_login=services.settings.bot_login,
-        cache=services.cache,
         replay_prunes=replay_prunes,
     )
 
@@ -74,7 +70,7 @@ async def on_push(event: sansio.Event, services: Services) -> None:
     for downstream in services.settings.repositories:
         select = _push_selection(services, downstream, push)
         if select is not None:
-            delivery = sync_delivery(event.delivery_id, downstream, select, services.clock())
+            delivery = sync_delivery(event.delivery_id, downstream, select.dump(), services.clock())
             await services.followups.submit(delivery)
 
 
@@ -98,7 +94,7 @@ async def _sync_tag_pins(delivery_id: str, tagged: str, services: Services) -> N
     """Look at the pins following the tags of the repository that made a new one."""
     for downstream in services.settings.repositories:
         if downstream.lower() != tagged.lower():  # the downstream's own tags pin nothing
-            select = {"upstream": tagged.lower(), "tags": True}
+            select = Selection.upstream_tags(tagged).dump()
             delivery = sync_delivery(delivery_id, downstream, select, services.clock())
             await services.followups.submit(delivery)
 
@@ -112,18 +108,18 @@ class Push:
     payload: Mapping[str, Any] = field_(default_factory=dict)  # what the push touched
 
 
-def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[str, Any] | None:
+def _push_selection(services: Services, downstream: str, push: Push) -> Selection | None:
     """Which pins of ``downstream`` the push may move (None: none)."""
     if downstream.lower() != push.repository:
-        return {"upstream": push.repository, "branch": push.branch}
+        return Selection.upstream_branch(push.repository, push.branch)
     if push.branch == push.default_branch:
-        return main_push_selection(push.payload)
+        return Selection.main_push(push.payload)
     if (
         push.branch.startswith(bump_text.BRANCH_PREFIX)
         and push.sender != services.settings.bot_login
     ):
         # A human pushed to a bump branch: look now, so the bot steps back at once.
-        return {"pin": push.branch.removeprefix(bump_text.BRANCH_PREFIX)}
+        return Selection.of_pin(push.branch.removeprefix(bump_text.BRANCH_PREFIX))
     return None
 
 
@@ -131,13 +127,12 @@ def _push_selection(services: Services, downstream: str, push: Push) -> Mapping[
 @handler_id("pins.sync")
 async def on_sync(event: sansio.Event, services: Services) -> None:
     downstream = field(event.data, "repository.full_name")
-    selection = field(event.data, "select", dict)
-    select, pushed = _selector(selection), _upstream_push(selection)
+    select = Selection.load(field(event.data, "select", dict))
     repo = services.served(downstream)
     if repo is None:
         log.info(LOG_NOT_SERVED, "sync", downstream)
         return
-    await _sync(services, repo.full_name, select, head_by_compare=pushed)
+    await _sync(services, repo, select, head_by_compare=select.upstream_push)
 
 
 @router.register(RECONCILE_EVENT)
@@ -148,33 +143,4 @@ async def on_reconcile(event: sansio.Event, services: Services) -> None:
     if repo is None:
         log.info(LOG_NOT_SERVED, "reconcile", downstream)
         return
-    await _sync(services, repo.full_name, _every_pin, refresh=True)
-
-
-def _selector(select: Mapping[str, Any]) -> bump.PinSelector:
-    name = optional(select, "pin")
-    if name is not None:
-        return lambda pin: pin.name == name
-    files = optional(select, "files", list)
-    if files is not None:
-        touched = frozenset(str(path) for path in files)
-        return lambda pin: touches(pin, touched)
-    upstream, branch = optional(select, "upstream"), optional(select, "branch")
-    if upstream is not None and optional(select, "tags", bool) is True:
-        return lambda pin: pin.upstream.lower() == upstream.lower() and pin.track == "tags"
-    if upstream is not None and branch is not None:
-        return lambda pin: (
-            pin.upstream.lower() == upstream.lower()
-            and pin.track == "branch"
-            and pin.branch == branch
-        )
-    return _every_pin
-
-
-def _upstream_push(select: Mapping[str, Any]) -> bool:
-    """Whether the sync follows a push to an upstream branch (its pins compare anyway)."""
-    return optional(select, "branch") is not None and optional(select, "upstream") is not None
-
-
-def _every_pin(_pin: PinConfig) -> bool:
-    return True
+    await _sync(services, repo, Selection.every(), refresh=True)

@@ -88,9 +88,7 @@ async def recent_config(
     found = cache.get((RECENT_KIND, repo.full_name))
     if isinstance(found, Recent) and 0.0 <= clock() - found.read_at < RECENT_MAX_AGE:
         return found.config
-    return await memoized(
-        (MEMO_KIND, repo.full_name), lambda: _load_at_head(gh, store, blocking, repo, cache, clock)
-    )
+    return await load_config(gh, store, blocking, repo, cache=cache, clock=clock)
 
 
 async def _load_at_head(

@@ -5,13 +5,14 @@ the PR on the deterministic branch) and makes only the writes needed to reach
 the desired state. A push webhook and a reconcile tick both just call it, so a
 missed webhook is healed by the next tick and a redelivery writes nothing.
 
-This module decides; the pieces it decides with live beside it: what a sync
-reads (``facts``), what the bot remembers and what a sync ends in (``state``),
-whose the branch is (``ownership``), upstream history rewritten under a PR
-(``rewritten``), where a pin off the tracked branch still is (``off_branch``), the
-commit, write-ahead intent and branch move (``push``), the PR opened or closed
-(``pull``), release notes published after it (``release_notes``) and what the
-dashboard shows (``snapshot``).
+A pin's sync reads first, then ``decision`` (pure) says what to do and why, then
+this module makes the writes; which pins a sync looks at is a ``selection``. The
+other pieces live beside it: what a sync reads (``facts``), what the bot remembers
+and what a sync ends in (``state``), whose the branch is (``ownership``), upstream
+history rewritten under a PR (``rewritten``), where a pin off the tracked branch
+still is (``off_branch``), the commit, write-ahead intent and branch move
+(``push``), the PR opened or closed (``pull``), release notes published after it
+(``release_notes``) and what the dashboard shows (``snapshot``).
 """
 
 from __future__ import annotations
@@ -20,22 +21,19 @@ import asyncio
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
 
-from gidgethub.abc import GitHubAPI
-
 from bot.config.models import PinConfig
-from bot.context.config_load import load_config
-from bot.core.blocking import BlockingRunner
-from bot.core.locks import KeyedLocks
+from bot.context.scope import RepoScope
 from bot.edit.cmake_pin import PinError, set_pin
 from bot.github import changes
-from bot.github.changes import DEFAULT_BOT_LOGIN, FileEdit, Repo
+from bot.github.changes import FileEdit, Repo
 from bot.github.default_branch import default_branch_head
-from bot.pins import off_branch, release_notes
+from bot.pins import decision, off_branch, release_notes
 from bot.pins import text as bump_text
 from bot.pins.companions import check_companions, companion_edits
+from bot.pins.decision import Action, Decision, Facts
 from bot.pins.facts import (
     BumpScope,
     PinFacts,
@@ -47,27 +45,20 @@ from bot.pins.facts import (
     read_facts,
     target_of,
 )
-from bot.pins.ownership import closed_by_human_for, human_owned, ownership
+from bot.pins.ownership import human_owned, ownership
 from bot.pins.pull import close_not_needed, open_pull
-from bot.pins.push import push_bump, resumable
+from bot.pins.push import push_bump
 from bot.pins.rewritten import bots_target, left_branch, rewritten
+from bot.pins.selection import Selection
 from bot.pins.snapshot import commit_time, snapshot
 from bot.pins.state import SUCCESSES, Outcome, PinResult, PinState
-from bot.pins.tags import downgrade, moved_tag, release_url, remember_tags
+from bot.pins.tags import release_url, remember_tags
 from bot.store.kinds import Kind, pin_key
-from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
-PinSelector = Callable[[PinConfig], bool]
+EVERY_PIN = Selection.every()
 
-MAX_PUSHES_PER_TARGET = 3  # like AutoRoll: at most 3 changes to the same revision
-
-REASON_THROTTLED = (
-    "the bot already pushed {count} times for upstream {target7}; it waits for a new "
-    "upstream commit (or `@bot recreate`) rather than keep rebuilding"
-)
-REASON_COOLDOWN = "a bump of this pin landed a moment ago; waiting out the cooldown"
 REASON_UNKNOWN_PIN = (
     "pinned {value!r} is not known to {upstream} (compare answered 404); "
     "the bot will not guess a bump"
@@ -75,50 +66,27 @@ REASON_UNKNOWN_PIN = (
 
 
 async def sync_repo(
-    gh: GitHubAPI,
-    store: Store,
-    locks: KeyedLocks,
-    blocking: BlockingRunner,
-    full_name: str,
+    scope: RepoScope,
     *,
-    clock: Callable[[], float],
-    select: PinSelector = lambda _pin: True,
+    select: Selection = EVERY_PIN,
     refresh: bool = False,
     head_by_compare: bool = False,
-    bot_login: str = DEFAULT_BOT_LOGIN,
-    cache: MutableMapping[Any, Any] | None = None,
     replay_prunes: PruneReplay | None = None,
 ) -> list[PinResult]:
-    """Bring every selected pin of ``full_name`` to its desired state.
+    """Bring every selected pin of the scope's repository to its desired state.
 
     ``refresh`` re-reads the repository's default branch (the reconcile tick
     does; a webhook uses the remembered one, saving a round trip).
     ``head_by_compare`` reads branch pins' upstream heads off their compares (an
     upstream push, after which every such pin compares anyway).
     """
-    repo = Repo.parse(full_name)
-    config, base = await asyncio.gather(
-        load_config(gh, store, blocking, repo, cache=cache if cache is not None else {}),
-        default_branch_head(gh, store, repo, refresh=refresh),
-    )
-    if config is None:
-        return []
-    pins = [pin for pin in config.pins if select(pin)]
+    base = await default_branch_head(scope.gh, scope.store, scope.repo, refresh=refresh)
+    pins = [pin for pin in scope.config.pins if select.matches(pin)]
     if not pins:
         return []
+    shared = {field.name: getattr(scope, field.name) for field in dataclasses.fields(RepoScope)}
     ctx = BumpScope(
-        gh=gh,
-        store=store,
-        locks=locks,
-        blocking=blocking,
-        repo=repo,
-        config=config,
-        base=base,
-        head_by_compare=head_by_compare,
-        clock=clock,
-        bot_login=bot_login,
-        cache=cache if cache is not None else {},
-        replay_prunes=replay_prunes,
+        **shared, base=base, head_by_compare=head_by_compare, replay_prunes=replay_prunes
     )
     await prefetch_pulls(ctx, pins)
     return list(await asyncio.gather(*(sync_pin(ctx, pin) for pin in pins)))
@@ -161,38 +129,63 @@ async def _sync_pin_locked(ctx: BumpScope, pin: PinConfig, state: PinState) -> P
     if isinstance(facts, PinResult):
         return facts
     await _record_companions(ctx, pin, state, facts)
-    open_pr = facts.open_pr
     paused = await ctx.store.get_state(Kind.PAUSE, pin_key(ctx.repo.full_name, pin.name))
-    if pin.paused or paused is not None:
-        detail = "paused in config" if pin.paused else f"paused by @{paused and paused.get('by')}"
-        return PinResult(pin.name, Outcome.PAUSED, detail, _number(open_pr))
-    target = target_of(state, facts.head)
-    refused = _tag_refused(pin, state, facts, target)
-    if refused is not None:
-        return PinResult(pin.name, Outcome.FAILED, refused, _number(open_pr))
-    if facts.pinned == target:
-        return await close_not_needed(ctx, pin, state, open_pr, facts.pinned, target, current=True)
-    owner = await ownership(ctx, pin, state, open_pr)
-    if open_pr is not None and owner is None:
-        return await human_owned(ctx, pin, state, open_pr, bump_text.bump_branch(pin.name))
-    if (
-        owner == target
-        and state.source == facts.pinned
-        and state.intent is None
-        and not await _conflicted(ctx, state, open_pr)
-    ):
+    first = decision.FirstFacts(pin=pin, state=state, facts=facts, paused=paused)
+    decided = decision.decide_first(first)
+    if decided.action is not Action.PAUSE:
+        target_of(state, facts.head)  # forgets a maintainer's choice upstream moved past
+    if decided.action is Action.LOOK_FURTHER:
+        decided = decision.decide(await _further_facts(ctx, first, decided.target))
+    return await _carry_out(ctx, pin, state, facts, decided)
+
+
+async def _further_facts(ctx: BumpScope, first: decision.FirstFacts, target: str) -> Facts:
+    """The second round of reads: whose the branch is, whether the bot's PR still merges
+    (asked only when that decides anything) and when the landing cooldown ends."""
+    open_pr = first.facts.open_pr
+    owner = await ownership(ctx, first.pin, first.state, open_pr)
+    asks = decision.asks_mergeable(first, owner, target, ctx.base)
+    return Facts(
+        pin=first.pin,
+        state=first.state,
+        facts=first.facts,
+        paused=first.paused,
+        target=target,
+        owner=owner,
+        conflicted=asks and open_pr is not None and await _conflicted(ctx, open_pr),
+        base=ctx.base,
+        now=ctx.clock(),
+        cooldown_ends=await _cooldown_ends(ctx, first.pin),
+    )
+
+
+async def _carry_out(
+    ctx: BumpScope, pin: PinConfig, state: PinState, facts: PinFacts, decided: Decision
+) -> PinResult:
+    """The writes (if any) of what was decided, and the result the sync ends in."""
+    action, target, pr = decided.action, decided.target, decided.pr
+    if action is Action.CLOSE:
+        return await close_not_needed(
+            ctx, pin, state, facts.open_pr, facts.pinned, target, current=True
+        )
+    if action is Action.LEAVE_HUMAN:
+        assert facts.open_pr is not None
+        return await human_owned(ctx, pin, state, facts.open_pr, bump_text.bump_branch(pin.name))
+    if action is Action.ALREADY_THERE:
         return await _already_there(ctx, pin, state, facts, target)
-    newest = facts.pulls[0] if facts.pulls else None
-    if open_pr is None and newest is not None and closed_by_human_for(newest, target, state):
-        detail = f"#{newest['number']} was closed without merging for {target[:7]}"
-        return PinResult(pin.name, Outcome.SKIPPED, detail, int(newest["number"]))
-    pushes = int((state.extra.get("pushes") or {}).get(target, 0))
-    if pushes >= MAX_PUSHES_PER_TARGET and resumable(state, target, facts, ctx.base) is None:
-        detail = REASON_THROTTLED.format(count=pushes, target7=bump_text.short(target))
-        return PinResult(pin.name, Outcome.THROTTLED, detail, _number(open_pr))
-    if ctx.clock() < await _cooldown_ends(ctx, pin):
-        return PinResult(pin.name, Outcome.COOLDOWN, REASON_COOLDOWN, _number(open_pr))
-    return await _bump(ctx, pin, state, facts, target)
+    if action is Action.BUMP:
+        return await _bump(ctx, pin, state, facts, target)
+    return PinResult(pin.name, _OUTCOMES[action], decided.reason, pr)
+
+
+# What a decision without writes ends in.
+_OUTCOMES = {
+    Action.PAUSE: Outcome.PAUSED,
+    Action.REFUSE: Outcome.FAILED,
+    Action.SKIP: Outcome.SKIPPED,
+    Action.THROTTLE: Outcome.THROTTLED,
+    Action.COOLDOWN: Outcome.COOLDOWN,
+}
 
 
 async def _already_there(
@@ -218,14 +211,6 @@ async def _record_companions(
         state.extra["companions"] = [dataclasses.asdict(check) for check in checks]
 
 
-def _tag_refused(pin: PinConfig, state: PinState, facts: PinFacts, target: str) -> str | None:
-    """Why a tag pin must not move to ``target``: a tag moved, or it is a downgrade."""
-    if facts.tags is None:
-        return None
-    moved = moved_tag(pin, state, facts.tags, facts.pinned, target)
-    return moved or downgrade(pin, facts.pinned, target)
-
-
 async def _cooldown_ends(ctx: BumpScope, pin: PinConfig) -> float:
     """When the cooldown after this pin's last landed bump ends (0: none)."""
     if ctx.config.landing is None:
@@ -236,10 +221,8 @@ async def _cooldown_ends(ctx: BumpScope, pin: PinConfig) -> float:
     return float(landed["landed_at"]) + ctx.config.landing.cooldown_minutes * 60.0
 
 
-async def _conflicted(ctx: BumpScope, state: PinState, open_pr: Mapping[str, Any] | None) -> bool:
-    """Whether the bot's bump PR no longer merges cleanly (asked only when the base moved)."""
-    if open_pr is None or state.extra.get("base") == ctx.base.sha:
-        return False
+async def _conflicted(ctx: BumpScope, open_pr: Mapping[str, Any]) -> bool:
+    """Whether the bot's bump PR no longer merges cleanly."""
     pull = await ctx.gh.getitem(
         "/repos/{owner}/{repo}/pulls/{number}",
         url_vars=ctx.repo.vars(number=str(open_pr["number"])),

@@ -20,6 +20,7 @@ from bot.github.changes import Repo
 from bot.pins import bump
 from bot.pins import text as bump_text
 from bot.pins.facts import PruneReplay
+from bot.pins.selection import Selection
 from bot.pins.state import Outcome, PinResult, PinState
 from bot.pins.tags import list_tags
 from bot.pins.versions import newest, why_not_a_version
@@ -170,16 +171,5 @@ async def _recreate(
 
 
 async def _sync(ctx: RepoScope, name: str, replay_prunes: PruneReplay | None) -> PinResult:
-    results = await bump.sync_repo(
-        ctx.gh,
-        ctx.store,
-        ctx.locks,
-        ctx.blocking,
-        ctx.repo.full_name,
-        clock=ctx.clock,
-        select=lambda pin: pin.name == name,
-        bot_login=ctx.bot_login,
-        cache=ctx.cache,
-        replay_prunes=replay_prunes,
-    )
+    results = await bump.sync_repo(ctx, select=Selection.of_pin(name), replay_prunes=replay_prunes)
     return results[0]

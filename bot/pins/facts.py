@@ -252,12 +252,20 @@ def same_repository(git_repository: str, upstream: str) -> bool:
 
 def target_of(state: PinState, head: str) -> str:
     """Upstream's head, unless a maintainer chose a commit (`@bot bump PIN --to SHA`) and
-    upstream has not moved since."""
+    upstream has not moved since (a choice upstream moved past is forgotten)."""
+    target = chosen_target(state, head)
+    if target is None:
+        state.extra.pop("manual", None)
+        return head
+    return target
+
+
+def chosen_target(state: PinState, head: str) -> str | None:
+    """A maintainer's chosen target while upstream's head is the one it was chosen at."""
     manual = state.extra.get("manual")
     if isinstance(manual, dict) and manual.get("while_head") == head:
         return str(manual["target"])
-    state.extra.pop("manual", None)
-    return head
+    return None
 
 
 async def compare(
